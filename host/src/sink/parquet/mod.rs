@@ -83,7 +83,8 @@ pub const MARKS_FILE: &str = "ttprof_marks.parquet";
 /// The ops table's file name.
 pub const OPS_FILE: &str = "ttprof_ops.parquet";
 
-/// A row group is closed once this many rows are buffered (after a ring).
+/// The rows of a row group (a file's or partition's last one may hold fewer): a group is
+/// closed as soon as it holds this many, wherever a batch or a ring ends.
 pub(crate) const ROW_GROUP_ROWS: usize = 1 << 16;
 
 #[cfg(test)]

@@ -37,7 +37,8 @@ enum Column {
     Keys(KeyColumn),
 }
 
-/// One Parquet file being written: row groups of [`ROW_GROUP_ROWS`] rows or so, each
+/// One Parquet file being written: row groups of [`ROW_GROUP_ROWS`] rows (the last one
+/// fewer, and a partition the rings left closes its group early), each
 /// column encoded as its batches come, the string columns from their dictionary keys
 /// ([`super::keys`]), the others by arrow-rs.
 struct Table {

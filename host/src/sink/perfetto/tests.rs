@@ -635,7 +635,11 @@ fn a_long_ring_in_pieces_holds_what_its_nesting_needs() {
         (bytes, s.stats, s.most_held())
     };
     let whole = write(&mut Held(&p), "whole");
-    assert_eq!(whole.1.zones, 2 * n + 1 + 120 - 12, "12 zones a fixture ring");
+    assert_eq!(
+        whole.1.zones,
+        2 * n + 1 + 120 - 12,
+        "12 zones a fixture ring"
+    );
     for piece in [1, 100] {
         let cut = write(
             &mut Cut {
