@@ -2,8 +2,33 @@
 //! profiler stalls, signals, counted zones) into per-(op, tile, RISC) cells, then turns
 //! them into the [`Analysis`] (per tile and op: times, CB links, verdicts; the critical
 //! paths, counters and roofline from their modules). See the parent module for the rules.
+//!
+//! # A ring in pieces
+//!
+//! A ring can be given whole or a piece at a time ([`RingView::part`], issue 41), and the
+//! analysis is the same either way, to the bit. The ring is walked in one order, whatever
+//! its pieces: its zones in opening order, each at its start, and the marks of each cycle
+//! together after every zone opening at or before that cycle (a mark is placed in the
+//! KERNEL zone and outermost wait of its op open at its time, a signal counts the
+//! profiler's records up to its cycle). A piece's openings are the ring's next ones, so
+//! only the marks at its latest cycle can be joined by the next piece (a zone opening at
+//! that cycle, more marks): they are held until it comes ([`InRing::held`]). What the walk
+//! carries from one piece to the next is [`InRing`] (per op of the ring: its latest KERNEL
+//! zone, its outermost wait; the marks of one cycle) and the critical path's own
+//! (`path::Collector`: the zones open, the core's latest waits, the profiler's cost so
+//! far): bounded by the ops a ring records and its nesting, never its zones. A ring's
+//! counts are taken once: its in-band losses are its pieces' records', the drops only its
+//! counter knows go, after its last piece, to the op of its last unmarked record (the
+//! unmarked records come in ring order).
+//!
+//! A ring whose op has two KERNEL zones places each zone and mark in the one latest opened
+//! at its time (the walk cannot know a later one); every other ring reads as it did when
+//! the whole ring's zones were taken first and its marks after.
 
 use super::*;
+use crate::markers::is_marked;
+use crate::timebase::TileClock;
+use crate::timeline::{Mark, Zone};
 use crate::util::vec::push_sized;
 
 /// Gathers RISC times ring by ring (see the module docs).
@@ -31,6 +56,57 @@ pub(crate) struct Analyzer {
     /// Whether the op log holds held stretches (the emulator's): only then do the cells
     /// keep their KERNEL and covered cycles, which the finish needs for those alone.
     holds: Option<bool>,
+    /// The ring being added, carried from its first piece to its last.
+    ring: InRing,
+}
+
+/// What the analyzer carries of the ring being added from one of its pieces to the next
+/// (issue 41: a ring can be given in pieces; a whole ring is one piece). Per op of the ring
+/// its latest KERNEL zone and outermost wait, and a time's marks that the next piece may
+/// add to: bounded by the ops a ring records and the marks of one cycle, never the ring's
+/// zones. Dropped after the ring's last piece.
+#[derive(Default)]
+struct InRing {
+    /// Per op index: what its later zones and marks are placed in.
+    ops: HashMap<u32, OpInRing>,
+    /// The marks at the latest time of the piece before, walked with the next piece's
+    /// (a zone it brings may open at that time, and goes first).
+    held: Vec<Mark>,
+    /// Whether the ring has had a zone or a mark.
+    any: bool,
+    /// The op of the ring's last unmarked record with one so far (`add_losses`).
+    last_op: Option<u32>,
+    /// The op of the first zone or point record with one (`add_losses`: the ring's last
+    /// record's when no unmarked record has one).
+    first_op: Option<u32>,
+    /// The tile's origin, once looked up for this ring.
+    origin: Option<u64>,
+}
+
+/// One op on the ring being added.
+#[derive(Default)]
+struct OpInRing {
+    /// The end of the outermost wait so far (host ns from the tile's origin) and what it
+    /// waits on.
+    wait_end: Option<(f64, Wait)>,
+    /// The latest KERNEL zone, host ns from the tile's origin.
+    kernel: Option<(f64, f64)>,
+    /// The same, cycles (for the records' cost, module `records`).
+    kernel_cycles: Option<(u64, u64)>,
+    /// The latest outermost typed wait: (start, end, what), cycles.
+    last_wait: Option<(u64, u64, Wait)>,
+}
+
+/// What every zone and mark of one piece is placed with.
+struct Walk<'p> {
+    chip: u32,
+    tile: NocCoord,
+    risc: Risc,
+    arch: riscv_linker::Arch,
+    /// The chip's cycles per ns (`None`: unknown or 0).
+    cpn: Option<f64>,
+    clock: Option<TileClock<'p>>,
+    holds: bool,
 }
 
 /// (op index, chip, tile) -> per RISC (time, first KERNEL start, last KERNEL end); a RISC
@@ -186,38 +262,94 @@ impl Analyzer {
         self.cells.entry((op, chip, tile)).or_default();
     }
 
-    /// Adds one ring's zones and sums.
+    /// Adds one ring's zones and sums, or one piece of it ([`RingView::part`]): what the
+    /// ring's later pieces need is carried in [`InRing`] from its first piece to its last,
+    /// and the ring's counts (its drops) are taken once.
     pub(crate) fn add(&mut self, p: &Profile, v: &RingView) {
         if !v.placed {
             return;
         }
+        let part = v.part();
+        if part.first {
+            self.ring = InRing::default();
+            self.paths.begin_ring();
+        }
         self.add_losses(p, v);
-        if v.zones.is_empty() && v.marks.is_empty() {
-            return;
+        if !(v.zones.is_empty() && v.marks.is_empty()) {
+            self.ring.any = true;
+            self.learn_sites(p, v);
         }
-        self.learn_sites(p, v);
-        for z in &v.zones {
-            let bank = self.counted_labels.get(z.site as usize).copied().flatten();
-            if let (Some(bank), Some(value), Some(op)) = (bank, z.value, z.op) {
-                let name = p.labels[z.site as usize].name.clone();
-                let e = self.counted.entry((op, name, bank)).or_default();
-                e.0 += 1;
-                e.1 = e.1.saturating_add(value.into());
-                e.2 = e.2.saturating_add(z.cycles());
+        if self.ring.any {
+            self.walk(p, v, part.last);
+        }
+        if part.last {
+            if self.ring.any {
+                // A ring of marks only: its tile's times are taken from cycle 0 (its first
+                // zone, had it one, would have set them).
+                self.origins.entry((v.lane.chip, v.lane.tile)).or_insert(0);
             }
+            self.ring = InRing::default();
+            self.paths.end_ring();
         }
-        let kinds = &self.kinds;
-        self.paths.add(p, v, |site| {
-            kinds
-                .get(site as usize)
-                .copied()
-                .unwrap_or(LabelKind::Other)
-        });
-        let risc = v.lane.risc;
+    }
+
+    /// The piece's zones and marks (after the marks held from the piece before) in time
+    /// order: each zone at its start, then the marks at that time, a time's marks taken
+    /// together once no later piece can bring a zone or mark at that time (the ring's last
+    /// piece, or a later record: a piece's openings are the ring's next ones, so only its
+    /// latest time can go on into the next piece). Whole or in pieces, the ring is walked
+    /// in the same order, so every sum is made in the same order.
+    fn walk(&mut self, p: &Profile, v: &RingView, last: bool) {
+        let marks: Vec<Mark> = std::mem::take(&mut self.ring.held)
+            .into_iter()
+            .chain(v.marks.iter().copied())
+            .collect();
+        let latest = v
+            .zones
+            .len()
+            .checked_sub(1)
+            .map(|i| v.zones.start_cycles(i))
+            .max(marks.last().map(|m| m.cycles));
         let (chip, tile) = (v.lane.chip, v.lane.tile);
         let holds = *self
             .holds
             .get_or_insert_with(|| p.oplog.as_ref().is_some_and(|l| l.holds().next().is_some()));
+        let cx = Walk {
+            chip,
+            tile,
+            risc: v.lane.risc,
+            arch: p.readout.geometry().arch,
+            cpn: p
+                .timebase
+                .chips
+                .get(&chip)
+                .map(|t| t.cycles_per_ns)
+                .filter(|c| *c > 0.0),
+            clock: p.timebase.tile_clock(chip, tile),
+            holds,
+        };
+        let mut zones = v.zones.iter().peekable();
+        let mut next = 0;
+        loop {
+            let at = marks.get(next).map(|m| m.cycles);
+            if let Some(z) = zones.next_if(|z| at.is_none_or(|t| z.start_cycles <= t)) {
+                self.zone(p, &cx, &z);
+                continue;
+            }
+            let Some(t) = at else { break };
+            let to = next + marks[next..].iter().take_while(|m| m.cycles == t).count();
+            if !last && to == marks.len() && Some(t) == latest {
+                self.ring.held = marks[next..].to_vec();
+                break;
+            }
+            self.marks(p, &cx, &marks[next..to]);
+            next = to;
+        }
+    }
+
+    /// One zone of the ring, in opening order.
+    fn zone(&mut self, p: &Profile, cx: &Walk, z: &Zone) {
+        let (chip, tile, risc, holds, clock) = (cx.chip, cx.tile, cx.risc, cx.holds, cx.clock);
         let kinds = &self.kinds;
         let kind = |site: u32| {
             kinds
@@ -225,189 +357,198 @@ impl Analyzer {
                 .copied()
                 .unwrap_or(LabelKind::Other)
         };
-        // Outermost waits: the end of the wait that encloses the current zone and what it
-        // waits on, per op; the span of the current KERNEL zone, per op.
-        let mut wait_end: HashMap<u32, (f64, Wait)> = HashMap::new();
-        let mut kernel: HashMap<u32, (f64, f64)> = HashMap::new();
-        // Per op: the KERNEL zone's cycles and the outermost waits' (start, end, what), for
-        // the records' cost (module `records`).
-        let mut kernel_cycles: HashMap<u32, (u64, u64)> = HashMap::new();
-        let mut waits_of: HashMap<u32, Vec<(u64, u64, Wait)>> = HashMap::new();
-        let arch = p.readout.geometry().arch;
-        let cpn_of_chip = p
-            .timebase
-            .chips
-            .get(&chip)
-            .map(|t| t.cycles_per_ns)
-            .filter(|c| *c > 0.0);
-        let ns_of = |c: f64| cpn_of_chip.map_or(0.0, |cpn| c / cpn);
-        // Host ns from the tile's origin: exact differences of host times (the zones' `f64`
-        // ns are a ns or more off from 2^53 ns on), small enough that their differences
-        // (durations, spans) are exact too.
-        let clock = p.timebase.tile_clock(chip, tile);
+        self.paths.zone(p, cx.chip, cx.tile, risc, z, &kind);
+        let bank = self.counted_labels.get(z.site as usize).copied().flatten();
+        if let (Some(bank), Some(value), Some(op)) = (bank, z.value, z.op) {
+            let name = p.labels[z.site as usize].name.clone();
+            let e = self.counted.entry((op, name, bank)).or_default();
+            e.0 += 1;
+            e.1 = e.1.saturating_add(value.into());
+            e.2 = e.2.saturating_add(z.cycles());
+        }
+        let arch = cx.arch;
+        let ns_of = |c: f64| cx.cpn.map_or(0.0, |cpn| c / cpn);
+        // Host ns from the tile's origin (the first zone's start of its first ring with
+        // zones or marks): exact differences of host times (the zones' `f64` ns are a ns or
+        // more off from 2^53 ns on), small enough that their differences (durations,
+        // spans) are exact too.
         let origin = *self
-            .origins
-            .entry((chip, tile))
-            .or_insert_with(|| v.zones.first().map_or(0, |z| z.start_cycles));
+            .ring
+            .origin
+            .get_or_insert_with(|| *self.origins.entry((chip, tile)).or_insert(z.start_cycles));
         let at = |c: u64, ns: f64| clock.map_or(ns, |k| k.span_ns(origin, c));
-        for z in &v.zones {
-            let k = kind(z.site);
-            if let (Some(op), LabelKind::Other | LabelKind::Wait(_)) = (z.op, k) {
-                let inside = kernel_cycles
-                    .get(&op)
-                    .is_some_and(|&(s, e)| z.start_cycles >= s && z.end_cycles <= e);
-                if inside {
-                    let rk = records::zone_record(z.value);
-                    let ns = ns_of(records::cycles(rk, arch));
-                    // Inside an outermost wait (not the wait itself): that wait's time.
-                    let within = waits_of
-                        .get(&op)
-                        .and_then(|w| w.last())
-                        .filter(|&&(s, e, _)| {
-                            z.start_cycles >= s
-                                && z.end_cycles <= e
-                                && (z.start_cycles, z.end_cycles) != (s, e)
-                        });
+        let k = kind(z.site);
+        if let (Some(op), LabelKind::Other | LabelKind::Wait(_)) = (z.op, k) {
+            let o = self.ring.ops.get(&op);
+            let inside = o
+                .and_then(|o| o.kernel_cycles)
+                .is_some_and(|(s, e)| z.start_cycles >= s && z.end_cycles <= e);
+            if inside {
+                let rk = records::zone_record(z.value);
+                let ns = ns_of(records::cycles(rk, arch));
+                // Inside an outermost wait (not the wait itself): that wait's time.
+                let within = o.and_then(|o| o.last_wait).filter(|&(s, e, _)| {
+                    z.start_cycles >= s
+                        && z.end_cycles <= e
+                        && (z.start_cycles, z.end_cycles) != (s, e)
+                });
+                let (t, ..) = cell(&mut self.cells, (op, chip, tile), risc);
+                t.profiler_records += 1;
+                t.profiler_records_ns += ns;
+                if let Some((_, _, w)) = within {
+                    *t.rare().records_in_waits.entry(w).or_default() += ns;
+                }
+            }
+        }
+        let (Some(op), false) = (z.op, k == LabelKind::Other) else {
+            return;
+        };
+        let o = self.ring.ops.entry(op).or_default();
+        if k == LabelKind::Kernel {
+            o.kernel_cycles = Some((z.start_cycles, z.end_cycles));
+        }
+        if let LabelKind::Wait(w) = k {
+            if o.last_wait.is_none_or(|(_, e, _)| z.start_cycles >= e) {
+                o.last_wait = Some((z.start_cycles, z.end_cycles, w));
+            }
+        }
+        let (start_ns, end_ns) = (
+            at(z.start_cycles, z.start_ns(clock.as_ref())),
+            at(z.end_cycles, z.end_ns(clock.as_ref())),
+        );
+        let dur = (end_ns - start_ns).max(0.0);
+        if !dur.is_finite() {
+            return;
+        }
+        let (t, lo, hi) = cell(&mut self.cells, (op, chip, tile), risc);
+        match k {
+            LabelKind::Kernel => {
+                t.kernel_ns += dur;
+                if holds {
+                    push_sized(&mut t.rare().kernel_cycles, (z.start_cycles, z.end_cycles));
+                }
+                *lo = lo.min(start_ns);
+                *hi = hi.max(end_ns);
+                o.kernel = Some((start_ns, end_ns));
+            }
+            LabelKind::Wait(w) => {
+                let end = o.wait_end.get_or_insert((f64::NEG_INFINITY, w));
+                if start_ns >= end.0 {
+                    *end = (end_ns, w);
+                    *t.by_wait.entry(w).or_default() += dur;
+                    if holds {
+                        push_sized(&mut t.rare().covered_cycles, (z.start_cycles, z.end_cycles));
+                    }
+                } // else: inside a wait already counted
+            }
+            LabelKind::Stall => {
+                // Only the part inside the KERNEL zone (zones come in opening order, so
+                // the KERNEL zone that holds it came first); a stall after the kernel's
+                // end (writing its last records) is not the kernel's time.
+                let Some((ks, ke)) = o.kernel else {
+                    return;
+                };
+                let (s, e) = (start_ns.max(ks), end_ns.min(ke));
+                if e <= s {
+                    return;
+                }
+                if holds {
+                    push_sized(&mut t.rare().covered_cycles, (z.start_cycles, z.end_cycles));
+                }
+                t.profiler_stall_ns += e - s;
+                // Inside a typed wait: that wait's time was the profiler's.
+                if let Some((end, w)) = o.wait_end {
+                    let inside = (e.min(end) - s).max(0.0);
+                    if let Some(ns) = t.by_wait.get_mut(&w) {
+                        *ns = (*ns - inside).max(0.0);
+                    }
+                }
+            }
+            LabelKind::Other | LabelKind::Signal(_) => {}
+        }
+    }
+
+    /// The ring's marks at one time, every zone opening at or before it walked already.
+    fn marks(&mut self, p: &Profile, cx: &Walk, marks: &[Mark]) {
+        let (chip, tile, risc) = (cx.chip, cx.tile, cx.risc);
+        let kinds = &self.kinds;
+        let kind = |site: u32| {
+            kinds
+                .get(site as usize)
+                .copied()
+                .unwrap_or(LabelKind::Other)
+        };
+        self.paths.marks(p, chip, tile, risc, marks, &kind);
+        let (arch, cpn) = (cx.arch, cx.cpn);
+        let ns_of = |c: f64| cpn.map_or(0.0, |cpn| c / cpn);
+        for m in marks {
+            let Some(op) = m.op else { continue };
+            let o = self.ring.ops.get(&op);
+            if let Some((ks, ke)) = o.and_then(|o| o.kernel_cycles) {
+                if m.cycles >= ks && m.cycles <= ke {
+                    let signal = matches!(kind(m.site), LabelKind::Signal(_));
+                    let (rk, n) = records::mark_record(m.kind, signal);
+                    let ns = n * ns_of(records::cycles(rk, arch));
+                    // In the op's latest outermost wait: the only one that can hold it
+                    // (outermost waits do not overlap, and every one opening before it
+                    // was walked).
+                    let within = o.and_then(|o| o.last_wait).filter(|&(s, e, _)| {
+                        rk != records::RecordKind::SumStep && m.cycles > s && m.cycles < e
+                    });
                     let (t, ..) = cell(&mut self.cells, (op, chip, tile), risc);
-                    t.profiler_records += 1;
+                    t.profiler_records += n as u64;
                     t.profiler_records_ns += ns;
-                    if let Some(&(_, _, w)) = within {
+                    if let Some((_, _, w)) = within {
                         *t.rare().records_in_waits.entry(w).or_default() += ns;
                     }
                 }
             }
-            let (Some(op), false) = (z.op, k == LabelKind::Other) else {
-                continue;
-            };
-            if k == LabelKind::Kernel {
-                kernel_cycles.insert(op, (z.start_cycles, z.end_cycles));
+            if let (MarkKind::Sum { total_cycles, .. }, LabelKind::Wait(w), Some(cpn)) =
+                (m.kind, kind(m.site), cpn)
+            {
+                *cell(&mut self.cells, (op, chip, tile), risc)
+                    .0
+                    .by_wait
+                    .entry(w)
+                    .or_default() += total_cycles as f64 / cpn;
             }
-            if let LabelKind::Wait(w) = k {
-                let outer = waits_of
-                    .get(&op)
-                    .and_then(|v| v.last())
-                    .is_none_or(|&(_, e, _)| z.start_cycles >= e);
-                if outer {
-                    waits_of
-                        .entry(op)
-                        .or_default()
-                        .push((z.start_cycles, z.end_cycles, w));
-                }
-            }
-            let (start_ns, end_ns) = (
-                at(z.start_cycles, z.start_ns(clock.as_ref())),
-                at(z.end_cycles, z.end_ns(clock.as_ref())),
-            );
-            let dur = (end_ns - start_ns).max(0.0);
-            if !dur.is_finite() {
-                continue;
-            }
-            let (t, lo, hi) = cell(&mut self.cells, (op, chip, tile), risc);
-            match k {
-                LabelKind::Kernel => {
-                    t.kernel_ns += dur;
-                    if holds {
-                        push_sized(&mut t.rare().kernel_cycles, (z.start_cycles, z.end_cycles));
-                    }
-                    *lo = lo.min(start_ns);
-                    *hi = hi.max(end_ns);
-                    kernel.insert(op, (start_ns, end_ns));
-                }
-                LabelKind::Wait(w) => {
-                    let end = wait_end.entry(op).or_insert((f64::NEG_INFINITY, w));
-                    if start_ns >= end.0 {
-                        *end = (end_ns, w);
-                        *t.by_wait.entry(w).or_default() += dur;
-                        if holds {
-                            push_sized(
-                                &mut t.rare().covered_cycles,
-                                (z.start_cycles, z.end_cycles),
-                            );
-                        }
-                    } // else: inside a wait already counted
-                }
-                LabelKind::Stall => {
-                    // Only the part inside the KERNEL zone (zones come in opening order, so
-                    // the KERNEL zone that holds it came first); a stall after the kernel's
-                    // end (writing its last records) is not the kernel's time.
-                    let Some(&(ks, ke)) = kernel.get(&op) else {
-                        continue;
-                    };
-                    let (s, e) = (start_ns.max(ks), end_ns.min(ke));
-                    if e <= s {
-                        continue;
-                    }
-                    if holds {
-                        push_sized(&mut t.rare().covered_cycles, (z.start_cycles, z.end_cycles));
-                    }
-                    t.profiler_stall_ns += e - s;
-                    // Inside a typed wait: that wait's time was the profiler's.
-                    if let Some(&(end, w)) = wait_end.get(&op) {
-                        let inside = (e.min(end) - s).max(0.0);
-                        if let Some(ns) = t.by_wait.get_mut(&w) {
-                            *ns = (*ns - inside).max(0.0);
-                        }
-                    }
-                }
-                LabelKind::Other | LabelKind::Signal(_) => {}
-            }
-        }
-        let cpn = cpn_of_chip;
-        for m in &v.marks {
-            let Some(op) = m.op else { continue };
-            let Some(&(ks, ke)) = kernel_cycles.get(&op) else {
-                continue;
-            };
-            if m.cycles < ks || m.cycles > ke {
-                continue;
-            }
-            let signal = matches!(kind(m.site), LabelKind::Signal(_));
-            let (rk, n) = records::mark_record(m.kind, signal);
-            let ns = n * ns_of(records::cycles(rk, arch));
-            let waits = waits_of.get(&op).map_or(&[][..], Vec::as_slice);
-            let i = waits.partition_point(|&(_, e, _)| e < m.cycles);
-            let within = waits.get(i).filter(|&&(s, e, _)| {
-                rk != records::RecordKind::SumStep && m.cycles > s && m.cycles < e
-            });
-            let (t, ..) = cell(&mut self.cells, (op, chip, tile), risc);
-            t.profiler_records += n as u64;
-            t.profiler_records_ns += ns;
-            if let Some(&(_, _, w)) = within {
-                *t.rare().records_in_waits.entry(w).or_default() += ns;
-            }
-        }
-        for m in &v.marks {
-            let (Some(op), MarkKind::Sum { total_cycles, .. }, LabelKind::Wait(w), Some(cpn)) =
-                (m.op, m.kind, kind(m.site), cpn)
-            else {
-                continue;
-            };
-            *cell(&mut self.cells, (op, chip, tile), risc)
-                .0
-                .by_wait
-                .entry(w)
-                .or_default() += total_cycles as f64 / cpn;
         }
     }
 
     /// Records the profiler dropped on this ring, per op: each in-band `Loss` record's count
-    /// goes to its run's op, the drops only the ring's counter knows (after its last record)
-    /// to the op of the ring's last record.
+    /// goes to its run's op (a piece's losses are its own records'), the drops only the
+    /// ring's counter knows (after its last record) to the op of the ring's last record
+    /// with one, after its last piece. A piece's unmarked records come in ring order, its
+    /// zones and points in opening order, so that op is found from the unmarked ones: a
+    /// run changes only at a `Run` record, which is unmarked, so the last record with an op
+    /// is of the run of the last unmarked record with one ([`InRing::last_op`]), unless
+    /// no unmarked record has one: then every record with an op is of the run the ring
+    /// began in (its decoder's, before any `Run` record), and any of them gives it
+    /// ([`InRing::first_op`]).
     fn add_losses(&mut self, p: &Profile, v: &RingView) {
         use crate::decode::RecordKind;
         let r = &v.ring.records;
         let (chip, tile, risc) = (v.lane.chip, v.lane.tile, v.lane.risc);
         let mut lost: Vec<(u32, u64)> = Vec::new();
-        for i in (0..r.len()).filter(|&i| r.kind[i] == RecordKind::Loss) {
-            if let Some(op) = p.op_of(chip, r.run_at(i)) {
+        for i in 0..r.len() {
+            if is_marked(r.kind[i]) {
+                if self.ring.first_op.is_none() {
+                    self.ring.first_op = p.op_of(chip, r.run_at(i));
+                }
+                continue;
+            }
+            let Some(op) = p.op_of(chip, r.run_at(i)) else {
+                continue;
+            };
+            self.ring.last_op = Some(op);
+            if r.kind[i] == RecordKind::Loss {
                 lost.push((op, r.count_at(i) as u64));
             }
         }
         let after_last = (v.ring.dropped as u64).saturating_sub(v.ring.losses_in_band);
-        if after_last > 0 {
-            if let Some(op) = (0..r.len()).rev().find_map(|i| p.op_of(chip, r.run_at(i))) {
-                lost.push((op, after_last));
-            }
+        let last_op = self.ring.last_op.or(self.ring.first_op);
+        if let (true, true, Some(op)) = (v.part().last, after_last > 0, last_op) {
+            lost.push((op, after_last));
         }
         for (op, n) in lost {
             cell(&mut self.cells, (op, chip, tile), risc).0.records_lost += n;

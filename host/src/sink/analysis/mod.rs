@@ -68,6 +68,8 @@
 mod counters;
 mod gather;
 mod held;
+#[cfg(test)]
+mod in_pieces;
 mod path;
 mod records;
 mod render;

@@ -2,12 +2,19 @@
 //! a [`critpath::OpTrace`] per op, matched and walked by [`crate::critpath`], and written as
 //! [`CriticalPath`] (`ttprof_analysis.json`'s `critical_path`), a paragraph per op for the
 //! summary ([`paragraph`]) and a list for the HTML panel.
+//!
+//! The collector is walked along each ring in time order by the analyzer (module `gather`:
+//! zones at their start, a cycle's marks after them), whole or a piece at a time; what it
+//! carries from one piece of a ring to the next is its `InRing` (per op the latest KERNEL
+//! zone and the end of the outermost wait, the zones open, the core's latest outermost
+//! waits, and the profiler's cost counted so far, [`Cost`]), bounded by the ring's ops and
+//! nesting.
 
 use super::{stage_name, LabelKind};
 use crate::critpath::{self, CoreId, OpTrace, SignalMark, StepKind, WaitSpan};
-use crate::profile::{Profile, RingView};
+use crate::profile::Profile;
 use crate::sink::exact;
-use crate::timeline::{Lane, MarkKind};
+use crate::timeline::{Lane, Mark, MarkKind, Zone};
 use riscv_linker::{NocCoord, Risc};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -21,6 +28,8 @@ pub(crate) const PATH_EVENTS: usize = 1 << 20;
 pub(super) struct Collector {
     traces: BTreeMap<u32, OpTrace>,
     budget: Budget,
+    /// The ring being added, carried from its first piece to its last.
+    ring: InRing,
 }
 
 /// What the collector may still hold ([`PATH_EVENTS`]), apart from the traces so that it
@@ -45,73 +54,228 @@ impl Budget {
     }
 }
 
-impl Collector {
-    /// Adds one ring: its KERNEL spans, outermost waits and stalls, and signals (with the
-    /// innermost zone open at each and the profiler's own cycles before it).
-    pub(super) fn add(&mut self, p: &Profile, v: &RingView, kind: impl Fn(u32) -> LabelKind) {
-        let core = CoreId {
-            tile: v.lane.tile,
-            risc: v.lane.risc,
-        };
-        // Each tile's counter on the chip's common base (tiles' counters are offset).
-        let common = on_common_base(p, v.lane.chip, v.lane.tile);
-        // The end of the outermost wait in progress, per op.
-        let mut wait_end: HashMap<u32, u64> = HashMap::new();
-        // This ring's KERNEL spans per op, its own cycles.
-        let mut kernels: HashMap<u32, (u64, u64)> = HashMap::new();
-        for z in &v.zones {
-            let Some(op) = z.op else { continue };
-            let k = kind(z.site);
-            let wait = match k {
-                LabelKind::Kernel => {
-                    kernels.insert(op, (z.start_cycles, z.end_cycles));
-                    let t = self.traces.entry(op).or_default();
-                    let (a, b) = (common(z.start_cycles), common(z.end_cycles));
-                    let k = t.kernels.entry(core).or_insert((a, b));
-                    *k = (k.0.min(a), k.1.max(b));
-                    continue;
-                }
-                LabelKind::Wait(w) => Some(w),
-                LabelKind::Stall => None,
-                _ => continue,
-            };
-            let end = wait_end.entry(op).or_insert(0);
-            if z.start_cycles < *end {
-                continue; // inside a wait already on the path
-            }
-            *end = z.end_cycles;
-            if !self.budget.room(op) {
-                continue;
-            }
-            self.traces.entry(op).or_default().waits.push(WaitSpan {
-                core,
-                start: common(z.start_cycles),
-                end: common(z.end_cycles),
-                wait,
-                site: z.site,
-            });
+/// What the collector carries of the ring being added from one piece to the next (a whole
+/// ring is one piece): per op its latest KERNEL zone and the end of its outermost wait, the
+/// zones open (as deep as the nesting), the core's latest outermost waits, and the
+/// profiler's cost counted so far ([`Cost`]). Bounded by the ops a ring records and its
+/// nesting, never its zones.
+#[derive(Default)]
+struct InRing {
+    /// The end of the outermost wait in progress, per op (own cycles).
+    wait_end: HashMap<u32, u64>,
+    /// The latest KERNEL zone per op, own cycles, with the cost at its start.
+    kernels: HashMap<u32, Checked>,
+    /// The zones open at the walk's time: (end, site), in opening order.
+    open: Vec<(u64, u32)>,
+    /// The core's outermost waits and stalls (of any op), each with the cost at its end:
+    /// the latest, and the latest that opened before it (a signal at the latest's start
+    /// counts from the one before).
+    latest_wait: Option<Checked>,
+    earlier_wait: Option<Checked>,
+    cost: Cost,
+}
+
+/// A span of the ring, own cycles, and the profiler's cost at `at` once the walk passed it.
+#[derive(Clone, Copy)]
+struct Checked {
+    start: u64,
+    end: u64,
+    /// Where the cost is taken.
+    at: u64,
+    /// [`Cost::cycles`] with every record up to `at` counted (`None`: not passed yet).
+    cost: Option<f64>,
+}
+
+impl Checked {
+    fn new(start: u64, end: u64, at: u64) -> Checked {
+        Checked {
+            start,
+            end,
+            at,
+            cost: None,
         }
-        // Signals, with the innermost zone open at each (zones in opening order, marks in
-        // time order: a stack of open zones).
-        let mut open: Vec<usize> = Vec::new();
-        let mut next = 0;
-        // The profiler's own records since the core's last wait, at each signal.
-        let mut cost = ProfilerCost::new(p.readout.geometry().arch, &kernels);
-        for m in &v.marks {
+    }
+
+    /// The cost up to `x` (its `at` or a time the walk is at: `now`, counted so far).
+    fn cost_at(&self, x: u64, t: u64, now: f64) -> f64 {
+        if x >= t {
+            now
+        } else {
+            self.cost.unwrap_or(now)
+        }
+    }
+}
+
+/// The cycles of a core's own profiler records (their known cost per kind, module
+/// `records`), counted as the ring is walked in time order: zones at their open (a zone's
+/// cost is split between its open and its close), marks at their time, both only inside
+/// their op's (latest) KERNEL zone. A signal's cost is what was counted between the
+/// core's last wait before it (or its KERNEL start) and it: the count at those two times,
+/// the first taken as the walk passes it (the times it can be are known before: a
+/// KERNEL zone's start, a wait's end). The start only moves forward from one signal to
+/// the next.
+#[derive(Default)]
+struct Cost {
+    /// Counted so far.
+    cycles: f64,
+    /// The count at cycle 0 (once the walk passed it).
+    at_zero: Option<f64>,
+    /// The count the stretch before a signal starts from (never back).
+    since: f64,
+    /// Ops whose latest KERNEL start the walk has not passed yet.
+    pending: Vec<u32>,
+}
+
+impl Collector {
+    /// A ring begins: nothing carried from the one before.
+    pub(super) fn begin_ring(&mut self) {
+        self.ring = InRing::default();
+    }
+
+    /// The ring's last piece was added.
+    pub(super) fn end_ring(&mut self) {
+        self.ring = InRing::default();
+    }
+
+    /// The walk reaches time `t`: the counts at the times it passed are taken.
+    fn pass(&mut self, t: u64) {
+        let r = &mut self.ring;
+        let now = r.cost.cycles;
+        if t > 0 {
+            r.cost.at_zero.get_or_insert(now);
+        }
+        for w in [&mut r.latest_wait, &mut r.earlier_wait]
+            .into_iter()
+            .flatten()
+        {
+            if w.cost.is_none() && w.at < t {
+                w.cost = Some(now);
+            }
+        }
+        let kernels = &mut r.kernels;
+        r.cost.pending.retain(|op| match kernels.get_mut(op) {
+            Some(k) if k.at < t => {
+                k.cost.get_or_insert(now);
+                false
+            }
+            Some(_) => true,
+            None => false,
+        });
+    }
+
+    /// Whether a record of `op` from `a` to `b` is inside its op's latest KERNEL zone.
+    fn inside(&self, op: Option<u32>, a: u64, b: u64) -> bool {
+        op.and_then(|op| self.ring.kernels.get(&op))
+            .is_some_and(|k| a >= k.start && b <= k.end)
+    }
+
+    /// One zone of the ring `chip`/`tile`/`risc`, in opening order: its KERNEL span,
+    /// outermost waits and stalls, and its records' cost.
+    pub(super) fn zone(
+        &mut self,
+        p: &Profile,
+        chip: u32,
+        tile: NocCoord,
+        risc: Risc,
+        z: &Zone,
+        kind: &impl Fn(u32) -> LabelKind,
+    ) {
+        self.pass(z.start_cycles);
+        let k = kind(z.site);
+        if matches!(k, LabelKind::Other | LabelKind::Wait(_))
+            && self.inside(z.op, z.start_cycles, z.end_cycles)
+        {
+            let arch = p.readout.geometry().arch;
+            self.ring.cost.cycles +=
+                super::records::cycles(super::records::zone_record(z.value), arch);
+        }
+        let r = &mut self.ring;
+        if matches!(k, LabelKind::Wait(_) | LabelKind::Stall)
+            && r.latest_wait.is_none_or(|w| z.start_cycles >= w.end)
+        {
+            let w = Checked::new(z.start_cycles, z.end_cycles, z.end_cycles);
+            if r.latest_wait.is_some_and(|l| l.start < z.start_cycles) {
+                r.earlier_wait = r.latest_wait;
+            }
+            r.latest_wait = Some(w);
+        }
+        r.open.retain(|&(e, _)| e > z.start_cycles);
+        r.open.push((z.end_cycles, z.site));
+        let Some(op) = z.op else { return };
+        let core = CoreId { tile, risc };
+        let common = on_common_base(p, chip, tile);
+        let wait = match k {
+            LabelKind::Kernel => {
+                r.kernels.insert(
+                    op,
+                    Checked::new(z.start_cycles, z.end_cycles, z.start_cycles),
+                );
+                if !r.cost.pending.contains(&op) {
+                    r.cost.pending.push(op);
+                }
+                let t = self.traces.entry(op).or_default();
+                let (a, b) = (common(z.start_cycles), common(z.end_cycles));
+                let k = t.kernels.entry(core).or_insert((a, b));
+                *k = (k.0.min(a), k.1.max(b));
+                return;
+            }
+            LabelKind::Wait(w) => Some(w),
+            LabelKind::Stall => None,
+            _ => return,
+        };
+        let end = r.wait_end.entry(op).or_insert(0);
+        if z.start_cycles < *end {
+            return; // inside a wait already on the path
+        }
+        *end = z.end_cycles;
+        if !self.budget.room(op) {
+            return;
+        }
+        self.traces.entry(op).or_default().waits.push(WaitSpan {
+            core,
+            start: common(z.start_cycles),
+            end: common(z.end_cycles),
+            wait,
+            site: z.site,
+        });
+    }
+
+    /// The ring's marks at one time (every zone opening at or before it walked already):
+    /// their records' cost, then its signals, each with the innermost zone open at it and
+    /// the profiler's own cycles before it.
+    pub(super) fn marks(
+        &mut self,
+        p: &Profile,
+        chip: u32,
+        tile: NocCoord,
+        risc: Risc,
+        marks: &[Mark],
+        kind: &impl Fn(u32) -> LabelKind,
+    ) {
+        let Some(t) = marks.first().map(|m| m.cycles) else {
+            return;
+        };
+        self.pass(t);
+        let arch = p.readout.geometry().arch;
+        for m in marks {
+            if self.inside(m.op, m.cycles, m.cycles) {
+                let signal = matches!(kind(m.site), LabelKind::Signal(_));
+                let (rk, n) = super::records::mark_record(m.kind, signal);
+                self.ring.cost.cycles += n * super::records::cycles(rk, arch);
+            }
+        }
+        let core = CoreId { tile, risc };
+        let common = on_common_base(p, chip, tile);
+        for m in marks {
             let (Some(op), MarkKind::Event, LabelKind::Signal(signal)) =
                 (m.op, m.kind, kind(m.site))
             else {
                 continue;
             };
-            let profiler = cost.before(v, &kind, op, m.cycles);
-            while next < v.zones.len() && v.zones.start_cycles(next) <= m.cycles {
-                let s = v.zones.start_cycles(next);
-                open.retain(|&i| v.zones.end_cycles(i) > s);
-                open.push(next);
-                next += 1;
-            }
-            open.retain(|&i| v.zones.end_cycles(i) >= m.cycles);
-            let zone = open.last().map(|&i| v.zones.zone(i).site);
+            let profiler = self.before(op, m.cycles);
+            let r = &mut self.ring;
+            r.open.retain(|&(e, _)| e >= m.cycles);
+            let zone = r.open.last().map(|&(_, site)| site);
             if !self.budget.room(op) {
                 continue;
             }
@@ -125,6 +289,34 @@ impl Collector {
                 executed: None,
             });
         }
+    }
+
+    /// The records' cycles from the core's last wait before `t` (or the KERNEL start of op
+    /// `op`) to `t` (the walk at `t`, its marks at `t` counted).
+    fn before(&mut self, op: u32, t: u64) -> u64 {
+        let r = &mut self.ring;
+        let now = r.cost.cycles;
+        let wait = r
+            .latest_wait
+            .filter(|w| w.start < t)
+            .or(r.earlier_wait.filter(|w| w.start < t));
+        let kernel = r.kernels.get(&op);
+        let from_wait = wait.map(|w| (w.end.min(t), w.cost_at(w.end, t, now)));
+        let from_kernel = kernel.map(|k| (k.start, k.cost_at(k.start, t, now)));
+        let zero = (
+            0,
+            if t > 0 {
+                r.cost.at_zero.unwrap_or(now)
+            } else {
+                now
+            },
+        );
+        let since = [from_wait, from_kernel]
+            .into_iter()
+            .flatten()
+            .fold(zero, |a, b| if b.0 > a.0 { b } else { a });
+        r.cost.since = r.cost.since.max(since.1);
+        (now - r.cost.since).max(0.0).round() as u64
     }
 
     /// The critical path of each op that has KERNEL spans and at least one typed wait or
@@ -303,109 +495,15 @@ fn releaser<'a>(
         .map(|(_, r)| r)
 }
 
-/// How far `tile`'s cycle counter runs ahead of the chip's common base (the timebase's
-/// default counter at its reference time), whole cycles: `common = tile cycles - offset`.
-/// The critical path's cycles are on that base, so times of different tiles compare.
-/// The cycles of a core's own profiler records (their known cost per kind, module
-/// `records`) between its last wait (or its KERNEL start) and each of its signals, streamed
-/// over one ring in time order with constant memory: marks at their time, zones at their
-/// open (a zone's cost is split between its open and its close), both only inside their
-/// op's KERNEL zone. Two cursors over the records, one at the signal and one at the start
-/// of its stretch, each moving forward only.
-struct ProfilerCost<'k> {
-    arch: riscv_linker::Arch,
-    kernels: &'k HashMap<u32, (u64, u64)>,
-    /// The next zone that may be a wait starting before the current signal, and the span
-    /// of the latest outermost wait (or stall) found.
-    next_wait: usize,
-    last_wait: Option<(u64, u64)>,
-    at: Cursor,
-    since: Cursor,
-}
-
-/// A position in a ring's records: the next zone and mark not yet counted, and the cost
-/// counted so far.
-#[derive(Default)]
-struct Cursor {
-    zone: usize,
-    mark: usize,
-    cycles: f64,
-}
-
-impl Cursor {
-    /// Counts every record at or before `t`.
-    fn advance(
-        &mut self,
-        v: &RingView,
-        kind: &impl Fn(u32) -> LabelKind,
-        inside: &impl Fn(Option<u32>, u64, u64) -> bool,
-        arch: riscv_linker::Arch,
-        t: u64,
-    ) {
-        use super::records;
-        while let Some(z) = v.zones.get(self.zone).filter(|z| z.start_cycles <= t) {
-            self.zone += 1;
-            let counted = matches!(kind(z.site), LabelKind::Other | LabelKind::Wait(_));
-            if counted && inside(z.op, z.start_cycles, z.end_cycles) {
-                self.cycles += records::cycles(records::zone_record(z.value), arch);
-            }
-        }
-        while let Some(m) = v.marks.get(self.mark).filter(|m| m.cycles <= t) {
-            self.mark += 1;
-            if inside(m.op, m.cycles, m.cycles) {
-                let signal = matches!(kind(m.site), LabelKind::Signal(_));
-                let (rk, n) = records::mark_record(m.kind, signal);
-                self.cycles += n * records::cycles(rk, arch);
-            }
-        }
-    }
-}
-
-impl<'k> ProfilerCost<'k> {
-    fn new(arch: riscv_linker::Arch, kernels: &'k HashMap<u32, (u64, u64)>) -> Self {
-        ProfilerCost {
-            arch,
-            kernels,
-            next_wait: 0,
-            last_wait: None,
-            at: Cursor::default(),
-            since: Cursor::default(),
-        }
-    }
-
-    /// The records' cycles from the core's last wait before `t` (or the KERNEL start of op
-    /// `op`) to `t`; `t` never goes back between calls.
-    fn before(&mut self, v: &RingView, kind: &impl Fn(u32) -> LabelKind, op: u32, t: u64) -> u64 {
-        while let Some(z) = v.zones.get(self.next_wait).filter(|z| z.start_cycles < t) {
-            self.next_wait += 1;
-            let wait = matches!(kind(z.site), LabelKind::Wait(_) | LabelKind::Stall);
-            let outer = self.last_wait.is_none_or(|(_, e)| z.start_cycles >= e);
-            if wait && outer {
-                self.last_wait = Some((z.start_cycles, z.end_cycles));
-            }
-        }
-        let kernels = self.kernels;
-        let inside = |op: Option<u32>, a: u64, b: u64| {
-            op.and_then(|op| kernels.get(&op))
-                .is_some_and(|&(s, e)| a >= s && b <= e)
-        };
-        let kernel_start = kernels.get(&op).map_or(0, |k| k.0);
-        let since = self
-            .last_wait
-            .map_or(0, |(_, e)| e.min(t))
-            .max(kernel_start);
-        self.since.advance(v, kind, &inside, self.arch, since);
-        self.at.advance(v, kind, &inside, self.arch, t);
-        (self.at.cycles - self.since.cycles).max(0.0).round() as u64
-    }
-}
-
 /// `tile`'s cycle counts on the chip's common base ([`offset`]), 0 at the least.
 fn on_common_base(p: &Profile, chip: u32, tile: NocCoord) -> impl Fn(u64) -> u64 {
     let off = offset(p, chip, tile);
     move |c| (c as i64 - off).max(0) as u64
 }
 
+/// How far `tile`'s cycle counter runs ahead of the chip's common base (the timebase's
+/// default counter at its reference time), whole cycles: `common = tile cycles - offset`.
+/// The critical path's cycles are on that base, so times of different tiles compare.
 fn offset(p: &Profile, chip: u32, tile: riscv_linker::NocCoord) -> i64 {
     p.timebase.chips.get(&chip).map_or(0, |c| {
         let at = c

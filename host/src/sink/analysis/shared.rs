@@ -4,25 +4,38 @@
 //! five copies were most of the memory per ring on a run of many small rings).
 //!
 //! Every holder feeds each ring as if it were alone ([`Shared::add`]); the first to feed a
-//! ring adds it and the others see it was added. After the last ring, the first holder to
+//! ring adds it and the others see it was added. A ring given in pieces
+//! ([`crate::sink::Sink::takes_pieces`]) is the same: the driver gives piece k of a ring to
+//! every sink before piece k + 1, so each view is known by its profile, its ring and its
+//! piece's number in the ring (which each handle counts as it is fed), and the first holder
+//! to feed a piece adds it. After the last ring, the first holder to
 //! ask computes the [`Analysis`] ([`Shared::finish`]) and every later one gets the same.
 //! A sink made on its own gets a handle of its own, so it works alone as before.
 
 use super::{Analysis, Analyzer};
 use crate::profile::{Profile, RingView};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 /// A handle to one run's analysis (see the module docs); clones share it.
 #[derive(Clone, Default)]
-pub(crate) struct Shared(Rc<RefCell<State>>);
+pub(crate) struct Shared {
+    state: Rc<RefCell<State>>,
+    /// The number in its ring of the last view this handle was fed (0: the ring's first
+    /// piece, or the whole ring).
+    piece: Cell<u64>,
+}
+
+/// A view as [`Shared::add`] knows it: its profile's address, its ring's index and its
+/// piece's number in the ring.
+type ViewKey = (usize, usize, u64);
 
 enum State {
-    /// Rings still coming: the analyzer, and the last ring added (its profile's address and
-    /// its index), so the next holder to be fed it does not add it again.
+    /// Rings still coming: the analyzer, and the last view added, so the next holder to be
+    /// fed it does not add it again.
     Gathering {
         analyzer: Box<Analyzer>,
-        last: Option<(usize, usize)>,
+        last: Option<ViewKey>,
     },
     /// Computed.
     Done(Rc<Analysis>),
@@ -40,17 +53,24 @@ impl Default for State {
 impl Shared {
     /// Whether [`Shared::add`] can be given a ring a piece at a time
     /// ([`crate::sink::Sink::takes_pieces`]); a sink holding the analysis takes pieces only
-    /// when it does. Not yet: the analyzer gathers each ring whole.
+    /// when it does. It does: the analyzer carries a ring from piece to piece.
     pub(crate) fn takes_pieces(&self) -> bool {
-        false
+        true
     }
 
-    /// Adds one ring, unless a holder added it already. Rings come in readout order to
-    /// every holder (the driver feeds each ring to every sink before the next), so the last
-    /// ring added is the only one another holder can be fed again.
+    /// Adds one ring or piece of a ring, unless a holder added it already. Views come in
+    /// readout order to every holder (the driver feeds each ring, or each piece of it, to
+    /// every sink before the next), so the last view added is the only one another holder
+    /// can be fed again.
     pub(crate) fn add(&self, p: &Profile, v: &RingView) {
-        let key = (p as *const Profile as usize, v.index);
-        if let State::Gathering { analyzer, last } = &mut *self.0.borrow_mut() {
+        let piece = if v.part().first {
+            0
+        } else {
+            self.piece.get() + 1
+        };
+        self.piece.set(piece);
+        let key = (p as *const Profile as usize, v.index, piece);
+        if let State::Gathering { analyzer, last } = &mut *self.state.borrow_mut() {
             if *last != Some(key) {
                 analyzer.add(p, v);
                 *last = Some(key);
@@ -60,7 +80,7 @@ impl Shared {
 
     /// The analysis of every ring added: computed once, by the first holder to ask.
     pub(crate) fn finish(&self, p: &Profile) -> Rc<Analysis> {
-        let mut state = self.0.borrow_mut();
+        let mut state = self.state.borrow_mut();
         let analysis = match std::mem::replace(&mut *state, State::Done(Rc::default())) {
             State::Gathering { analyzer, .. } => Rc::new((*analyzer).finish(p)),
             State::Done(a) => a,

@@ -1,5 +1,6 @@
-//! `ttprof_analysis.json` as a sink: the [`Analyzer`] fed ring by ring, the [`Analysis`]
-//! written as JSON at the end.
+//! `ttprof_analysis.json` as a sink: the [`Analyzer`] fed ring by ring (or piece by piece:
+//! what a ring's pieces carry is the analyzer's, module `gather`), the [`Analysis`] written
+//! as JSON at the end.
 
 use super::{Analysis, Shared};
 use crate::error::Result;
@@ -38,6 +39,12 @@ impl AnalysisSink {
 }
 
 impl Sink for AnalysisSink {
+    /// A ring in pieces when its analysis takes them ([`Shared::takes_pieces`]): the sink
+    /// itself keeps nothing of a ring.
+    fn takes_pieces(&self) -> bool {
+        self.analyzer.as_ref().is_none_or(Shared::takes_pieces)
+    }
+
     fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
         if let Some(a) = &self.analyzer {
             a.add(p, v);

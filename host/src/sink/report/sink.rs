@@ -1,6 +1,7 @@
 //! The op report (`ops_perf_results_<timestamp>.csv`) as a sink: built from the model's op
 //! spans in [`Sink::begin`] (so an op log that does not belong to the run stops the drive
-//! before any file is written), written at the end.
+//! before any file is written), written at the end. Its rings feed only the analysis (the
+//! CB wait columns), which takes them in pieces too.
 
 use crate::error::{Error, Result};
 use crate::inputs::Inputs;
@@ -51,6 +52,12 @@ impl Sink for OpReportSink {
         };
         self.report = Some(report::of_profile(p, oplog)?);
         Ok(())
+    }
+
+    /// A ring in pieces when the analysis its CB wait columns come from takes them
+    /// ([`Shared::takes_pieces`]): the report itself is made from the model's op spans.
+    fn takes_pieces(&self) -> bool {
+        self.waits.as_ref().is_none_or(Shared::takes_pieces)
     }
 
     fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
