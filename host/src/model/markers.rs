@@ -105,18 +105,12 @@ pub(crate) fn markers_after_view<'r>(r: &'r Records, zones: &'r ZoneRecords) -> 
 /// openings came before. Unless the piece is the ring's `last`, the markers stop after its
 /// last opening: a zone still open may close after the next piece's first opening. The
 /// pieces' markers, in turn, are then the whole ring's [`markers`].
-fn markers_of_piece<'r>(
-    r: &'r Records,
-    open: &[u64],
-    taken: usize,
-    last: bool,
-) -> Markers<'r> {
+fn markers_of_piece<'r>(r: &'r Records, open: &[u64], taken: usize, last: bool) -> Markers<'r> {
     let mut m = opening_order(r, Vec::new(), Openings::Piece { row: open.len() });
     m.taken = taken;
     m.last = last;
     for (j, &seq) in open.iter().enumerate() {
-        m.open
-            .push(Reverse((r.end_at(j), Reverse(seq), j as u32)));
+        m.open.push(Reverse((r.end_at(j), Reverse(seq), j as u32)));
     }
     m
 }
@@ -454,7 +448,7 @@ mod tests {
         while let Some(start) = open.pop() {
             r.push(Zone, 1, start, t, 0, 0, NO_RUN);
         }
-        let rows: Vec<usize> = if ring % 7 == 0 {
+        let rows: Vec<usize> = if ring.is_multiple_of(7) {
             (0..r.len()).rev().collect()
         } else {
             (0..r.len()).collect()

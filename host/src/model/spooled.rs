@@ -12,16 +12,16 @@
 
 use crate::capture::payload::{decode_spooled_in_pieces, decode_spooled_records};
 use crate::capture::spool::Spool;
+use crate::decode::Records;
 use crate::error::{Error, Result};
 use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::oplog::OpLog;
 use crate::pass::RingPass;
 use crate::profile::{Loaded, Profile};
-use crate::decode::Records;
 use crate::readout::{checks, Readout, Released, RingReader, RingReport};
-use crate::ring_pieces::{Long, LongZones, LONG_CAP, LONG_RING, PIECE_ROWS, WINDOW};
 use crate::resolve::{Resolution, Resolver};
+use crate::ring_pieces::{Long, LongZones, LONG_CAP, LONG_RING, PIECE_ROWS, WINDOW};
 use crate::ring_source::RingSource;
 use crate::timebase::Timebase;
 use std::borrow::Cow;
@@ -226,7 +226,11 @@ impl RingSource for SpoolRings<'_> {
     /// its stream (past [`LONG_CAP`] of them, a ring whose records go back in time, it is
     /// given whole).
     fn long_zones(&mut self, index: usize) -> Result<Option<Long>> {
-        if self.rings.get(index).is_none_or(|r| r.record_count() < LONG_RING) {
+        if self
+            .rings
+            .get(index)
+            .is_none_or(|r| r.record_count() < LONG_RING)
+        {
             return Ok(None);
         }
         let mut first = LongZones::new(WINDOW, LONG_CAP);

@@ -397,4 +397,113 @@ mod tests {
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// Every file under `dir`, by path relative to it, with its bytes.
+    fn tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+        let mut out = std::collections::BTreeMap::new();
+        let mut todo = vec![dir.to_path_buf()];
+        while let Some(d) = todo.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let path = e.unwrap().path();
+                if path.is_dir() {
+                    todo.push(path);
+                } else {
+                    let bytes = std::fs::read(&path).unwrap();
+                    out.insert(path.strip_prefix(dir).unwrap().to_path_buf(), bytes);
+                }
+            }
+        }
+        out
+    }
+
+    /// A [`crate::ring_source::Cut`] that counts the rings it gave in pieces.
+    struct Counted<'p>(crate::ring_source::Cut<'p>, usize);
+
+    impl RingSource for Counted<'_> {
+        fn ring(&mut self, i: usize) -> Result<std::borrow::Cow<'_, crate::readout::RingReport>> {
+            self.0.ring(i)
+        }
+
+        fn long_zones(&mut self, i: usize) -> Result<Option<crate::ring_pieces::Long>> {
+            self.0.long_zones(i)
+        }
+
+        fn pieces(
+            &mut self,
+            i: usize,
+            piece: &mut dyn FnMut(&crate::decode::Records) -> Result<()>,
+        ) -> Result<()> {
+            self.1 += 1;
+            self.0.pieces(i, piece)
+        }
+    }
+
+    /// Issue 41: every output file (the dataset's too) and every issue is the same, byte for
+    /// byte, whether the rings come whole or each in pieces: every standard sink takes
+    /// pieces, so the drive gives them (a zone that ends after its parent, and page limits
+    /// small enough that the page is pruned in the middle of rings, among them).
+    #[test]
+    fn every_output_is_the_same_from_rings_in_pieces() {
+        let mut r = fixture::readout();
+        let x = fixture::times(2, 0, r.rings[0].id.risc);
+        r.rings[0].records.push(
+            crate::decode::RecordKind::Zone,
+            fixture::site::WORK,
+            x.work.0 + 1,
+            x.fw.1 + 5,
+            0,
+            0,
+            2,
+        );
+        let p = fixture::profile_of(r, fixture::ARCH, true);
+        let root = crate::testing::temp_dir("outputs-pieces");
+        let write = |name: &str, rings: &mut dyn RingSource| {
+            let (dir, data) = (root.join(name), root.join(format!("{name}-dataset")));
+            let options = Options {
+                now: UNIX_EPOCH,
+                html_limits: (7, 5),
+                dataset: Some(Dataset {
+                    dir: data.clone(),
+                    host: "h".into(),
+                }),
+                ..Options::default()
+            };
+            let w = write_all_rings(&dir, &p, rings, &options).unwrap();
+            let issues: Vec<String> = w
+                .issues
+                .iter()
+                .map(|i| format!("{i:?}").replace(&dir.display().to_string(), "<dir>"))
+                .collect();
+            (tree(&dir), tree(&data), issues, w.brief_text)
+        };
+        let whole = write("whole", &mut Held(&p));
+        assert!(
+            whole.0.len() >= 10 && !whole.1.is_empty(),
+            "{:?}",
+            whole.0.keys()
+        );
+        for (window, piece) in [(1, 1), (2, 3), (64, 7), (5, 1_000)] {
+            let cut = crate::ring_source::Cut {
+                profile: &p,
+                window,
+                piece,
+            };
+            let mut counted = Counted(cut, 0);
+            let name = format!("cut-{window}-{piece}");
+            let got = write(&name, &mut counted);
+            assert_eq!(counted.1, p.ring_count(), "{name}: every ring in pieces");
+            assert_eq!(
+                got.0.keys().collect::<Vec<_>>(),
+                whole.0.keys().collect::<Vec<_>>()
+            );
+            for (file, bytes) in whole.0.iter().chain(&whole.1) {
+                let other = got.0.get(file).or_else(|| got.1.get(file));
+                assert!(other == Some(bytes), "{name}: {} differs", file.display());
+            }
+            assert_eq!(got.1.len(), whole.1.len(), "{name}");
+            assert_eq!(got.2, whole.2, "{name}: the issues differ");
+            assert_eq!(got.3, whole.3, "{name}: the brief differs");
+        }
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }

@@ -44,7 +44,11 @@ fn a_spools_long_rings_in_pieces_stream_what_they_stream_whole() {
         rings.map(|r| (r.record_count(), r.zones())).collect()
     };
     assert_eq!(counts(a), counts(b));
-    assert!(counts(a).iter().any(|c| c.0 >= LONG_RING), "{:?}", counts(a));
+    assert!(
+        counts(a).iter().any(|c| c.0 >= LONG_RING),
+        "{:?}",
+        counts(a)
+    );
     let mut rings = SpoolRings::new(a, &mut spool);
     let long = (0..a.ring_count())
         .filter(|&i| rings.long_zones(i).unwrap().is_some())

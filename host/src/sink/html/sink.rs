@@ -80,14 +80,6 @@ impl HtmlPage {
         self
     }
 
-    /// The same page without a bottleneck panel (tests of a sink that takes pieces, while
-    /// the analysis does not).
-    #[cfg(test)]
-    pub(crate) fn without_analysis(mut self) -> HtmlPage {
-        self.waits = None;
-        self
-    }
-
     /// The same page embedding at most `zones` zones and `marks` marks.
     pub(crate) fn with_limits(mut self, zones: usize, marks: usize) -> HtmlPage {
         self.limits = (zones, marks);

@@ -840,8 +840,7 @@ fn rings_in_pieces_make_the_page_whole_rings_make() {
         for (zones, marks) in [(10, 7), (3, 2), (1, 1), (0, 0), (1000, 1000)] {
             let build = |rings: &mut dyn RingSource| {
                 let mut page = HtmlPage::new(&path, vec![], &crate::inputs::Inputs::none())
-                    .with_limits(zones, marks)
-                    .without_analysis();
+                    .with_limits(zones, marks);
                 let mut views = Views::default();
                 let done = sink::drive_rings(&p, rings, &mut [&mut page, &mut views]).unwrap();
                 let issues: Vec<String> = done[0].issues.iter().map(|i| format!("{i:?}")).collect();
@@ -887,9 +886,8 @@ fn rings_in_pieces_make_the_page_whole_rings_make() {
             }
         }
     }
-    // The page takes pieces without an analysis, and not while the analysis does not.
+    // The page takes pieces with its analysis (its bottleneck panel).
     let page = HtmlPage::new(&path, vec![], &crate::inputs::Inputs::none());
-    assert!(!page.takes_pieces());
-    assert!(page.without_analysis().takes_pieces());
+    assert!(page.takes_pieces());
     std::fs::remove_dir_all(&dir).unwrap();
 }

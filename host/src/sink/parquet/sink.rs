@@ -565,7 +565,7 @@ impl Sink for ParquetSink {
     }
 
     /// A piece's zones and marks are rows appended after the ring's earlier ones, and a
-    /// row group closes at a fixed count of rows ([`Table::write`]): the files are the
+    /// row group closes at a fixed count of rows (`Table::write`): the files are the
     /// ones the whole rings make. Between pieces only the open zones' ends are kept.
     fn takes_pieces(&self) -> bool {
         true

@@ -206,14 +206,6 @@ impl PerfettoSink {
         self
     }
 
-    /// The same trace without the critical paths' flows (it holds no analysis, so it takes
-    /// rings in pieces whatever the analysis does).
-    #[cfg(test)]
-    pub(crate) fn without_flows(mut self) -> PerfettoSink {
-        self.paths = None;
-        self
-    }
-
     /// The most a lane's events held from one piece to the next.
     #[cfg(test)]
     pub(crate) fn most_held(&self) -> usize {
@@ -840,7 +832,7 @@ impl Sink for PerfettoSink {
         true
     }
 
-    /// Its own part does ([`InLane`]); the critical paths' analysis it feeds must too.
+    /// Its own part does (`InLane`); the critical paths' analysis it feeds must too.
     fn takes_pieces(&self) -> bool {
         self.paths.as_ref().is_none_or(Shared::takes_pieces)
     }

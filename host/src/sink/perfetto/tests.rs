@@ -551,17 +551,15 @@ fn rings_in_pieces_write_the_trace_whole_rings_do() {
         // Every kind, zones that overlap without nesting, two chips.
         ("random", crate::sink::parquet::tests::random_profile(6)),
     ];
-    // Each sink holds an analysis handle of its own unless built without the flows.
+    // Each sink holds an analysis handle of its own (its critical paths' flows): it takes
+    // pieces too.
     let with_paths = PerfettoSink::new(std::path::Path::new("x"), &crate::inputs::Inputs::none());
-    assert!(
-        !with_paths.takes_pieces(),
-        "its analysis does not take pieces yet"
-    );
+    assert!(with_paths.takes_pieces());
     for (name, p) in &profiles {
         let write = |rings: &mut dyn RingSource, tag: &str| {
             let dir = crate::testing::temp_dir(&format!("perfetto-pieces-{tag}"));
             let path = dir.join(FILE_NAME);
-            let mut s = PerfettoSink::new(&path, &crate::inputs::Inputs::none()).without_flows();
+            let mut s = PerfettoSink::new(&path, &crate::inputs::Inputs::none());
             assert!(s.takes_pieces());
             let mut pieces = Pieces::default();
             let done = sink::drive_rings(p, rings, &mut [&mut s, &mut pieces]).unwrap();
@@ -628,7 +626,7 @@ fn a_long_ring_in_pieces_holds_what_its_nesting_needs() {
     let write = |rings: &mut dyn RingSource, tag: &str| {
         let dir = crate::testing::temp_dir(&format!("perfetto-long-{tag}"));
         let path = dir.join(FILE_NAME);
-        let mut s = PerfettoSink::new(&path, &crate::inputs::Inputs::none()).without_flows();
+        let mut s = PerfettoSink::new(&path, &crate::inputs::Inputs::none());
         sink::drive_rings(&p, rings, &mut [&mut s]).unwrap();
         let bytes = std::fs::read(&path).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();

@@ -60,14 +60,6 @@ impl SummarySink {
         self
     }
 
-    /// The same summary without a bottleneck section (tests of a sink that takes pieces,
-    /// while the analysis does not).
-    #[cfg(test)]
-    pub(crate) fn without_analysis(mut self) -> SummarySink {
-        self.waits = None;
-        self
-    }
-
     /// The summary rendered into [`SummarySink::summary`] only, for printing.
     pub fn printed(threshold_ns: f64) -> SummarySink {
         SummarySink {

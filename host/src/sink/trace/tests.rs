@@ -503,14 +503,19 @@ fn rings_in_pieces_are_written_as_whole_rings_are() {
         2,
     );
     let p = fixture::profile_of(r, fixture::ARCH, true);
-    let (files, issues) = crate::sink::pieces::assert_pieces_write_what_whole_rings_do(
-        "trace-pieces",
-        &p,
-        &|dir| Box::new(TraceJson::new(&dir.join(FILE_NAME), &crate::inputs::Inputs::none())),
-    );
+    let (files, issues) =
+        crate::sink::pieces::assert_pieces_write_what_whole_rings_do("trace-pieces", &p, &|dir| {
+            Box::new(TraceJson::new(
+                &dir.join(FILE_NAME),
+                &crate::inputs::Inputs::none(),
+            ))
+        });
     let text = String::from_utf8(files[FILE_NAME].clone()).unwrap();
     assert!(text.contains("\"cat\":\"mark\""), "marks are written");
-    assert!(issues.iter().any(|i| i.contains("1 zone(s) end after")), "{issues:?}");
+    assert!(
+        issues.iter().any(|i| i.contains("1 zone(s) end after")),
+        "{issues:?}"
+    );
     let ev: Value = serde_json::from_str(&text).unwrap();
     check_structure(ev["traceEvents"].as_array().unwrap());
 }
