@@ -549,7 +549,23 @@ impl PerfettoSink {
                 clock.as_ref().map_or(f64::NAN, |c| c.host_ns(cycles)),
             )
         };
+        // Zones and marks taken in opening order (a mark before the first zone that starts
+        // after it), and what is final written after each zone: what the lane holds is
+        // then bounded within a view too, not only between pieces (a ring given whole
+        // held every zone of it here, ~60 bytes each).
+        let mut marks = v.marks.iter().peekable();
+        let take_mark = |l: &mut InLane, m: &crate::timeline::Mark| {
+            let mark = Ev::Mark {
+                site: m.site,
+                op: m.op,
+                kind: m.kind,
+            };
+            l.events.mark(m.cycles, at(m.cycles, m.ns), mark);
+        };
         for z in &v.zones {
+            while let Some(m) = marks.next_if(|m| m.cycles < z.start_cycles) {
+                take_mark(&mut l, m);
+            }
             let (start, end) = (zone_at(z.start_cycles), zone_at(z.end_cycles));
             let begin = Ev::Begin {
                 site: z.site,
@@ -567,14 +583,12 @@ impl PerfettoSink {
                     self.stats.counters_left_out += 1;
                 }
             }
+            while let Some((ts, e)) = l.events.next() {
+                self.event(p, &mut l, ts, e);
+            }
         }
-        for m in &v.marks {
-            let mark = Ev::Mark {
-                site: m.site,
-                op: m.op,
-                kind: m.kind,
-            };
-            l.events.mark(m.cycles, at(m.cycles, m.ns), mark);
+        for m in marks {
+            take_mark(&mut l, m);
         }
         if v.part.last {
             l.events.finish();
