@@ -147,26 +147,15 @@ pub fn open(device: &Path, oplog: Option<OpLog>, inputs: &Inputs) -> Result<Load
     // Each ring a piece at a time (a long ring is never held whole, issue 41).
     while let Some(id) = reader.next_id() {
         let index = passes.len();
-        let mut pass = RingPass::new(id, &timebase);
-        let mut ring = match &mut resolver {
-            Some(r) => Some(r.begin_ring(id, g.arch, &mut sites)),
-            None => {
-                sites.begin_unresolved();
-                None
-            }
-        };
-        reader.next_ring_in_pieces(PIECE_ROWS, &mut |records| {
-            match (&mut resolver, &mut ring) {
-                (Some(r), Some(ring)) => r.add_records(ring, &records, &mut sites),
-                _ => sites.add_unresolved_records(&records),
-            }
-            pass.add_records(&records, &timebase, |run, site| {
-                sites.site(index, run, site).map(|m| m.name.as_str())
-            });
-        })?;
-        if let (Some(r), Some(ring)) = (&mut resolver, ring) {
-            r.end_ring(ring, &mut sites);
-        }
+        let (pass, _) = in_pieces(
+            index,
+            id,
+            g.arch,
+            &timebase,
+            &mut resolver,
+            &mut sites,
+            |add| reader.next_ring_in_pieces(PIECE_ROWS, add),
+        )?;
         passes.push(pass);
     }
     let readout = reader.finish()?;
@@ -177,6 +166,42 @@ pub fn open(device: &Path, oplog: Option<OpLog>, inputs: &Inputs) -> Result<Load
         memory,
         clock_note,
     })
+}
+
+/// The first pass over ring `index` (`id`) of a readout: `read` hands its records a piece at
+/// a time to the function it is given, which names them through `resolver` (without one,
+/// leaves them unresolved) into `sites` and takes them into the ring's [`RingPass`]. Returns
+/// the pass and what `read` returned.
+pub(crate) fn in_pieces<T>(
+    index: usize,
+    id: RingId,
+    arch: riscv_linker::Arch,
+    timebase: &Timebase,
+    resolver: &mut Option<Resolver>,
+    sites: &mut Resolution,
+    read: impl FnOnce(&mut dyn FnMut(Records)) -> Result<T>,
+) -> Result<(RingPass, T)> {
+    let mut pass = RingPass::new(id, timebase);
+    let mut ring = match resolver {
+        Some(r) => Some(r.begin_ring(id, arch, sites)),
+        None => {
+            sites.begin_unresolved();
+            None
+        }
+    };
+    let read = read(&mut |records| {
+        match (&mut *resolver, &mut ring) {
+            (Some(r), Some(ring)) => r.add_records(ring, &records, sites),
+            _ => sites.add_unresolved_records(&records),
+        }
+        pass.add_records(&records, timebase, |run, site| {
+            sites.site(index, run, site).map(|m| m.name.as_str())
+        });
+    })?;
+    if let (Some(r), Some(ring)) = (resolver, ring) {
+        r.end_ring(ring, sites);
+    }
+    Ok((pass, read))
 }
 
 /// The second reading of a profile [`open`] built: each ring read again when the outputs

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::oplog::OpLog;
-use crate::pass::RingPass;
+use crate::pass::{in_pieces, RingPass};
 use crate::profile::{Loaded, Profile};
 use crate::readout::{checks, Readout, Released, RingReader, RingReport};
 use crate::resolve::{Resolution, Resolver};
@@ -46,32 +46,18 @@ pub fn profile(
     for (index, slot) in readout.rings.iter_mut().enumerate() {
         // Each ring a piece at a time (a long ring is never held whole, issue 41).
         let id = slot.id;
-        let mut pass = RingPass::new(id, &timebase);
-        let mut ring = match &mut resolver {
-            Some(r) => Some(r.begin_ring(id, arch, &mut sites)),
-            None => {
-                sites.begin_unresolved();
-                None
-            }
-        };
         let (mut times, mut counts) = (checks::LaunchTimes::default(), Released::default());
-        let issue = decode_spooled_in_pieces(spool, id, PIECE_ROWS, &mut |records| {
-            times.push(&records);
-            counts.records += records.len();
-            counts.zones += records.zones();
-            match (&mut resolver, &mut ring) {
-                (Some(r), Some(ring)) => r.add_records(ring, &records, &mut sites),
-                _ => sites.add_unresolved_records(&records),
-            }
-            pass.add_records(&records, &timebase, |run, site| {
-                sites.site(index, run, site).map(|m| m.name.as_str())
-            });
-        })?;
+        let read = |add: &mut dyn FnMut(Records)| {
+            decode_spooled_in_pieces(spool, id, PIECE_ROWS, &mut |records| {
+                times.push(&records);
+                counts.records += records.len();
+                counts.zones += records.zones();
+                add(records);
+            })
+        };
+        let (pass, issue) = in_pieces(index, id, arch, &timebase, &mut resolver, &mut sites, read)?;
         decode.extend(issue);
         launch.extend(times.finish(Some(id.location())));
-        if let (Some(r), Some(ring)) = (&mut resolver, ring) {
-            r.end_ring(ring, &mut sites);
-        }
         passes.push(pass);
         let mut released = slot.release();
         released.released = Some(counts);
