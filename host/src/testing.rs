@@ -26,6 +26,24 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// Every file under `dir` (recursively) with its bytes, keyed by its path under `dir`.
+pub fn files_under(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                out.insert(path.strip_prefix(dir).unwrap().to_path_buf(), bytes);
+            }
+        }
+    }
+    out
+}
+
 /// Site metadata JSON as `ttprof-rt-macros` writes it, in file `src/kernel.rs`.
 pub fn site_json(kind: &str, name: &str, line: u32) -> String {
     format!(

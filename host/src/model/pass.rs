@@ -19,7 +19,7 @@ use crate::ops::RingWrappers;
 use crate::profile::{Loaded, Profile};
 use crate::readout::{RingId, RingReader, RingReport};
 use crate::resolve::{has_site, Resolution, Resolver};
-use crate::ring_pieces::{Long, LongZones, LONG_CAP, LONG_RING, PIECE_ROWS, WINDOW};
+use crate::ring_pieces::{hand_on, Long, LongZones, LONG_CAP, LONG_RING, PIECE_ROWS, WINDOW};
 use crate::ring_source::RingSource;
 use crate::timebase::Timebase;
 use crate::util::small_map::SmallMap;
@@ -276,16 +276,9 @@ impl RingSource for DeviceRings<'_> {
         index: usize,
         piece: &mut dyn FnMut(&Records) -> Result<()>,
     ) -> Result<()> {
-        let (mut rows, mut failed) = (0, None);
-        let ring = self.reader.next_ring_in_pieces(PIECE_ROWS, &mut |r| {
-            if failed.is_none() {
-                rows += r.len();
-                failed = piece(&r).err();
-            }
+        let (ring, rows) = hand_on(piece, |add| {
+            self.reader.next_ring_in_pieces(PIECE_ROWS, add)
         })?;
-        if let Some(e) = failed {
-            return Err(e);
-        }
         match ring {
             Some(_) if self.expected.get(index) == Some(&rows) => Ok(()),
             _ => Err(DeviceRings::changed(index)),

@@ -49,6 +49,25 @@ pub const PIECE_ROWS: usize = 1 << 16;
 /// A ring with fewer records than this is given whole: it is about a piece.
 pub const LONG_RING: usize = 1 << 18;
 
+/// Hands each piece `read` gives to `piece` until one fails (the rest are read and not
+/// handed on): what `read` returned and the rows handed, or the first error.
+pub(crate) fn hand_on<T>(
+    piece: &mut dyn FnMut(&Records) -> Result<()>,
+    read: impl FnOnce(&mut dyn FnMut(Records)) -> Result<T>,
+) -> Result<(T, usize)> {
+    let (mut rows, mut failed) = (0, None);
+    let read = read(&mut |r| {
+        if failed.is_none() {
+            rows += r.len();
+            failed = piece(&r).err();
+        }
+    })?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok((read, rows)),
+    }
+}
+
 /// A record's place in opening order: (start, longest first, outermost first = later in the
 /// ring first), as [`crate::markers`] orders it (`row` is its row in the whole ring).
 type Key = (u64, Reverse<u64>, Reverse<u64>);

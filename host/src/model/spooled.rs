@@ -21,7 +21,7 @@ use crate::pass::{in_pieces, RingPass};
 use crate::profile::{Loaded, Profile};
 use crate::readout::{checks, Readout, Released, RingReader, RingReport};
 use crate::resolve::{Resolution, Resolver};
-use crate::ring_pieces::{Long, LongZones, LONG_CAP, LONG_RING, PIECE_ROWS, WINDOW};
+use crate::ring_pieces::{hand_on, Long, LongZones, LONG_CAP, LONG_RING, PIECE_ROWS, WINDOW};
 use crate::ring_source::RingSource;
 use crate::timebase::Timebase;
 use std::borrow::Cow;
@@ -171,16 +171,9 @@ impl SpoolRings<'_> {
             .rings
             .get(index)
             .ok_or_else(|| Error::Internal(format!("no ring {index} in the spool")))?;
-        let (mut rows, mut failed) = (0, None);
-        decode_spooled_in_pieces(self.spool, slot.id, PIECE_ROWS, &mut |r| {
-            if failed.is_none() {
-                rows += r.len();
-                failed = piece(&r).err();
-            }
+        let (_, rows) = hand_on(piece, |add| {
+            decode_spooled_in_pieces(self.spool, slot.id, PIECE_ROWS, add)
         })?;
-        if let Some(e) = failed {
-            return Err(e);
-        }
         if rows != slot.record_count() {
             return Err(Error::Reread {
                 what: "the spool",

@@ -398,24 +398,6 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// Every file under `dir`, by path relative to it, with its bytes.
-    fn tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
-        let mut out = std::collections::BTreeMap::new();
-        let mut todo = vec![dir.to_path_buf()];
-        while let Some(d) = todo.pop() {
-            for e in std::fs::read_dir(&d).unwrap() {
-                let path = e.unwrap().path();
-                if path.is_dir() {
-                    todo.push(path);
-                } else {
-                    let bytes = std::fs::read(&path).unwrap();
-                    out.insert(path.strip_prefix(dir).unwrap().to_path_buf(), bytes);
-                }
-            }
-        }
-        out
-    }
-
     /// A [`crate::ring_source::Cut`] that counts the rings it gave in pieces.
     struct Counted<'p>(crate::ring_source::Cut<'p>, usize);
 
@@ -474,7 +456,12 @@ mod tests {
                 .iter()
                 .map(|i| format!("{i:?}").replace(&dir.display().to_string(), "<dir>"))
                 .collect();
-            (tree(&dir), tree(&data), issues, w.brief_text)
+            (
+                crate::testing::files_under(&dir),
+                crate::testing::files_under(&data),
+                issues,
+                w.brief_text,
+            )
         };
         let whole = write("whole", &mut Held(&p));
         assert!(

@@ -1,16 +1,7 @@
 use super::*;
 use crate::ring_pieces::LONG_RING;
-use crate::sink::tracy::{StreamOptions, TracySink, TracyStream};
+use crate::sink::tracy::TracyStream;
 use crate::testing::long_run;
-
-/// The Tracy stream of `p`, its rings from `rings`, as the events a capture receives, and its
-/// tables and issues.
-fn tracy(p: &Profile, rings: &mut dyn RingSource) -> (Vec<u8>, String) {
-    let mut b = TracySink::new(StreamOptions::default());
-    crate::sink::drive_rings(p, rings, &mut [&mut b]).unwrap();
-    let s: TracyStream = b.into_stream().unwrap();
-    (s.events_for_tests(), s.tables_for_tests())
-}
 
 /// Issue 41: a snapshot's long rings go to a sink that takes pieces a piece at a time (read
 /// once more for their long zones, then in pieces), and the stream is the one made from
@@ -28,7 +19,10 @@ fn a_snapshots_long_rings_in_pieces_stream_what_they_stream_whole() {
         .rings
         .iter()
         .any(|r| r.records.len() >= LONG_RING));
-    let whole = tracy(&held.profile, &mut crate::ring_source::Held(&held.profile));
+    let whole = TracyStream::of_rings_for_tests(
+        &held.profile,
+        &mut crate::ring_source::Held(&held.profile),
+    );
     let loaded = open(&run.snapshot, Some(oplog()), &inputs).unwrap();
     // The first reading, a piece at a time, finds what one reading of the rings whole does.
     let (a, b) = (&loaded.profile, &held.profile);
@@ -58,7 +52,7 @@ fn a_snapshots_long_rings_in_pieces_stream_what_they_stream_whole() {
         rings: DeviceRings::new(&loaded.profile, loaded.memory.as_ref()).unwrap(),
         pieces: 0,
     };
-    let pieces = tracy(&loaded.profile, &mut rings);
+    let pieces = TracyStream::of_rings_for_tests(&loaded.profile, &mut rings);
     assert!(
         rings.pieces > long,
         "{} pieces of {long} long rings",

@@ -1,15 +1,6 @@
 use super::*;
-use crate::sink::tracy::{StreamOptions, TracySink};
+use crate::sink::tracy::TracyStream;
 use crate::testing::long_run;
-
-/// The Tracy stream of `p`, its rings from `rings`, as the events a capture receives, and its
-/// tables.
-fn tracy(p: &Profile, rings: &mut dyn RingSource) -> (Vec<u8>, String) {
-    let mut b = TracySink::new(StreamOptions::default());
-    crate::sink::drive_rings(p, rings, &mut [&mut b]).unwrap();
-    let s = b.into_stream().unwrap();
-    (s.events_for_tests(), s.tables_for_tests())
-}
 
 /// Issue 41: a spool's long rings are decoded a piece at a time in both passes: the first
 /// finds what a reading of the rings whole finds, and the second gives a sink that takes
@@ -21,7 +12,10 @@ fn a_spools_long_rings_in_pieces_stream_what_they_stream_whole() {
     let oplog = || OpLog::read(&run.oplog, &Inputs::none()).unwrap();
     let inputs = Inputs::none();
     let held = Profile::open(&run.snapshot, Some(oplog()), false, &inputs).unwrap();
-    let whole = tracy(&held.profile, &mut crate::ring_source::Held(&held.profile));
+    let whole = TracyStream::of_rings_for_tests(
+        &held.profile,
+        &mut crate::ring_source::Held(&held.profile),
+    );
     // The rings consumed into a spool, then read from it as `ttprof run` reads its own.
     let spool_dir = dir.path().join("spool");
     std::fs::create_dir(&spool_dir).unwrap();
@@ -55,7 +49,7 @@ fn a_spools_long_rings_in_pieces_stream_what_they_stream_whole() {
         .count();
     assert!(long >= 1, "a long ring is given in pieces");
     let mut rings = SpoolRings::new(a, &mut spool);
-    let pieces = tracy(a, &mut rings);
+    let pieces = TracyStream::of_rings_for_tests(a, &mut rings);
     assert!(pieces.0 == whole.0, "the events differ");
     assert_eq!(pieces.1, whole.1);
 }

@@ -660,24 +660,6 @@ impl Sink for Pieces {
     }
 }
 
-/// Every file under `dir` (recursively) with its bytes.
-fn files_under(dir: &Path) -> BTreeMap<std::path::PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let path = e.unwrap().path();
-            if path.is_dir() {
-                todo.push(path);
-            } else {
-                let bytes = std::fs::read(&path).unwrap();
-                out.insert(path.strip_prefix(dir).unwrap().to_path_buf(), bytes);
-            }
-        }
-    }
-    out
-}
-
 /// Issue 41: a ring given in pieces (any window, any piece size) writes the files the whole
 /// ring writes, byte for byte: the per-run tables and the dataset, on the fixture, on a
 /// ring with a zone that overlaps its parent and marks with equal keys, on rings of deep
@@ -703,7 +685,7 @@ fn rings_in_pieces_write_the_files_whole_rings_do() {
             assert!(s.takes_pieces());
             let mut pieces = Pieces::default();
             sink::drive_rings(&p, rings, &mut [&mut s, &mut pieces]).unwrap();
-            let files = files_under(&dir);
+            let files = crate::testing::files_under(&dir);
             std::fs::remove_dir_all(&dir).unwrap();
             assert!(files.len() >= 3, "{name} {tag}: zones, marks, ops");
             (files, s.written.zones, s.written.marks, pieces.0)

@@ -276,6 +276,18 @@ impl<I: Iterator<Item = (u64, u64, u32)>> Iterator for Nest<I> {
 
 #[cfg(test)]
 impl TracyStream {
+    /// The stream of `p`, its rings from `rings`, as the events a capture receives and its
+    /// tables (tests comparing two ways of giving the rings).
+    pub(crate) fn of_rings_for_tests(
+        p: &Profile,
+        rings: &mut dyn crate::ring_source::RingSource,
+    ) -> (Vec<u8>, String) {
+        let mut b = TracySink::new(StreamOptions::default());
+        crate::sink::drive_rings(p, rings, &mut [&mut b]).unwrap();
+        let s = b.into_stream().unwrap();
+        (s.events_for_tests(), s.tables_for_tests())
+    }
+
     /// Every event a capture receives, in order (tests comparing two streams).
     pub(crate) fn events_for_tests(&self) -> Vec<u8> {
         let mut out = Vec::new();
