@@ -49,6 +49,29 @@ pub const PIECE_ROWS: usize = 1 << 16;
 /// A ring with fewer records than this is given whole: it is about a piece.
 pub const LONG_RING: usize = 1 << 18;
 
+/// The sizes a source gives rings in pieces by (smaller in tests).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Sizes {
+    /// [`LONG_RING`].
+    pub long_ring: usize,
+    /// [`WINDOW`].
+    pub window: usize,
+    /// [`LONG_CAP`].
+    pub cap: usize,
+    /// [`PIECE_ROWS`].
+    pub piece: usize,
+}
+
+impl Sizes {
+    /// The constants above.
+    pub(crate) const STANDARD: Sizes = Sizes {
+        long_ring: LONG_RING,
+        window: WINDOW,
+        cap: LONG_CAP,
+        piece: PIECE_ROWS,
+    };
+}
+
 /// Hands each piece `read` gives to `piece` until one fails (the rest are read and not
 /// handed on): what `read` returned and the rows handed, or the first error.
 pub(crate) fn hand_on<T>(

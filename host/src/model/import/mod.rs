@@ -460,24 +460,7 @@ mod tests {
     fn interleaved_rings_are_read_again_instead_of_held() {
         use crate::ring_source::RingSource;
         let (dir, csv) = fixture_csv("import-interleaved", &fixture::readout(), 1000);
-        let text = std::fs::read_to_string(&csv).unwrap();
-        let mut lines = text.lines();
-        let head: Vec<&str> = lines.by_ref().take(2).collect();
-        let mut rings: Vec<(String, Vec<&str>)> = Vec::new();
-        for l in lines {
-            let key = l.splitn(5, ',').take(4).collect::<Vec<_>>().join(",");
-            match rings.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, rows)) => rows.push(l),
-                None => rings.push((key, vec![l])),
-            }
-        }
-        assert!(rings.len() >= 3, "{} rings", rings.len());
-        let mut mixed: Vec<&str> = head;
-        for i in 0..rings.iter().map(|r| r.1.len()).max().unwrap() {
-            mixed.extend(rings.iter().filter_map(|(_, rows)| rows.get(i)));
-        }
-        let interleaved = dir.join("interleaved.csv");
-        std::fs::write(&interleaved, mixed.join("\n") + "\n").unwrap();
+        let interleaved = interleave(&dir, &csv);
         let held = import(&interleaved, None, &crate::inputs::Inputs::none()).unwrap();
         let (streamed, mut source) =
             stream(&interleaved, None, &crate::inputs::Inputs::none()).unwrap();
@@ -496,6 +479,105 @@ mod tests {
             assert!(in_flight <= 1, "{in_flight} rings held after ring {i}");
         }
         assert!(source.readings > 1, "{} readings", source.readings);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// The fixture's device CSV with its rings' rows interleaved (round robin), beside it.
+    fn interleave(dir: &Path, csv: &Path) -> std::path::PathBuf {
+        let text = std::fs::read_to_string(csv).unwrap();
+        let mut lines = text.lines();
+        let head: Vec<&str> = lines.by_ref().take(2).collect();
+        let mut rings: Vec<(String, Vec<&str>)> = Vec::new();
+        for l in lines {
+            let key = l.splitn(5, ',').take(4).collect::<Vec<_>>().join(",");
+            match rings.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, rows)) => rows.push(l),
+                None => rings.push((key, vec![l])),
+            }
+        }
+        assert!(rings.len() >= 3, "{} rings", rings.len());
+        let mut mixed: Vec<&str> = head;
+        for i in 0..rings.iter().map(|r| r.1.len()).max().unwrap() {
+            mixed.extend(rings.iter().filter_map(|(_, rows)| rows.get(i)));
+        }
+        let interleaved = dir.join("interleaved.csv");
+        std::fs::write(&interleaved, mixed.join("\n") + "\n").unwrap();
+        interleaved
+    }
+
+    /// Issue 41: a device log's long rings are given to the outputs in pieces (its rows
+    /// read as they come, after the scout's reading for the long zones), and every output
+    /// file, issue and brief is the one the held import writes, byte for byte: rows grouped
+    /// by ring and interleaved, with windows that hold one ring or several, windows of long
+    /// zones and pieces of a record and more.
+    #[test]
+    fn a_device_logs_rings_in_pieces_write_what_the_held_import_writes() {
+        use crate::outputs::{write_all_rings, Dataset, Options};
+        use crate::ring_pieces::Sizes;
+        use crate::ring_source::{Held, RingSource};
+        let (dir, grouped) = fixture_csv("import-pieces", &fixture::readout(), 1000);
+        let interleaved = interleave(&dir, &grouped);
+        let none = crate::inputs::Inputs::none;
+        let write = |name: &str, p: &Profile, rings: &mut dyn RingSource| {
+            let (out, data) = (dir.join(name), dir.join(format!("{name}-dataset")));
+            let options = Options {
+                now: std::time::UNIX_EPOCH,
+                html_limits: (7, 5),
+                dataset: Some(Dataset {
+                    dir: data.clone(),
+                    host: "h".into(),
+                }),
+                ..Options::default()
+            };
+            let w = write_all_rings(&out, p, rings, &options).unwrap();
+            let issues: Vec<String> = w
+                .issues
+                .iter()
+                .map(|i| format!("{i:?}").replace(&out.display().to_string(), "<dir>"))
+                .collect();
+            let files = crate::testing::files_under(&out);
+            let dataset = crate::testing::files_under(&data);
+            (files, dataset, issues, w.brief_text)
+        };
+        for (shape, csv) in [("grouped", &grouped), ("interleaved", &interleaved)] {
+            let held = import(csv, None, &none()).unwrap();
+            let whole = write(
+                &format!("{shape}-whole"),
+                &held.profile,
+                &mut Held(&held.profile),
+            );
+            assert!(whole.0.len() >= 10, "{:?}", whole.0.keys());
+            for (records, window, piece) in
+                [(1, 1, 1), (1_000, 2, 3), (1, 64, 7), (1_000, 5, 1_000)]
+            {
+                let (streamed, mut source) = stream(csv, None, &none()).unwrap();
+                source.window_records = records;
+                source.sizes = Sizes {
+                    long_ring: 1,
+                    window,
+                    cap: usize::MAX,
+                    piece,
+                };
+                let long = (0..streamed.profile.ring_count())
+                    .filter(|&i| source.long_zones(i).unwrap().is_some())
+                    .count();
+                assert_eq!(long, streamed.profile.ring_count(), "every ring is long");
+                let name = format!("{shape}-{records}-{window}-{piece}");
+                let got = write(&name, &streamed.profile, &mut source);
+                assert_eq!(
+                    got.0.keys().collect::<Vec<_>>(),
+                    whole.0.keys().collect::<Vec<_>>(),
+                    "{name}"
+                );
+                for (file, bytes) in whole.0.iter().chain(&whole.1) {
+                    let other = got.0.get(file).or_else(|| got.1.get(file));
+                    assert!(other == Some(bytes), "{name}: {} differs", file.display());
+                }
+                assert_eq!(got.1.len(), whole.1.len(), "{name}");
+                assert_eq!(got.2, whole.2, "{name}: the issues differ");
+                assert_eq!(got.3, whole.3, "{name}: the brief differs");
+            }
+        }
         std::fs::remove_dir_all(dir).unwrap();
     }
 

@@ -5,15 +5,21 @@
 //! interleave, only the rings of a *window* are kept: the ring asked for and the next ones
 //! while their records (the first pass counted them) add up to at most [`WINDOW_RECORDS`];
 //! rows of later rings are passed over, and when one of those is asked for, the file is
-//! read again from its start. Memory is then the larger of the window and the largest
-//! ring; time grows with the reads (about one per window's worth of records when every
-//! ring spans the whole file).
+//! read again from its start. Time grows with the reads (about one per window's worth of
+//! records when every ring spans the whole file).
+//!
+//! A ring of [`crate::ring_pieces::LONG_RING`] records or more is given in pieces to
+//! outputs that take them ([`crate::ring_pieces`]): a reading of its own (the *scout*, kept
+//! from ring to ring) lists its long zones first, then the ring's records are handed on
+//! [`crate::ring_pieces::PIECE_ROWS`] at a time as its rows are read. Memory is then the
+//! window, not the longest ring.
 
 use super::pairing::{Made, Pairing};
 use crate::decode::Records;
 use crate::error::{Error, Result};
 use crate::inputs::Inputs;
-use crate::readout::RingReport;
+use crate::readout::{RingId, RingReport};
+use crate::ring_pieces::{Long, LongZones, Sizes};
 use crate::ring_source::RingSource;
 use crate::tt_metal::device_log::DeviceLog;
 use rustc_hash::FxHashMap;
@@ -51,6 +57,16 @@ pub struct CsvRings {
     pub(crate) window_records: u64,
     /// The command's input guard: each reading notes the file again.
     inputs: Inputs,
+    /// The reading that finds long rings' long zones ([`RingSource::long_zones`]).
+    scout: Option<Scout>,
+    /// How long rings are given in pieces ([`Sizes::STANDARD`]; smaller in tests).
+    pub(crate) sizes: Sizes,
+}
+
+/// A reading of the file of its own, for long rings' long zones.
+struct Scout {
+    log: DeviceLog,
+    pairing: Pairing,
 }
 
 impl CsvRings {
@@ -69,6 +85,8 @@ impl CsvRings {
             readings: 0,
             window_records: WINDOW_RECORDS,
             inputs,
+            scout: None,
+            sizes: Sizes::STANDARD,
         }
     }
 
@@ -104,8 +122,9 @@ impl CsvRings {
         }
     }
 
-    /// Reads rows until ring `index` is complete.
-    fn read_until(&mut self, index: usize) -> Result<()> {
+    /// Readies the reading for ring `index`: the file read again from its start when rows
+    /// of the ring were passed over, and the window set from it.
+    fn start(&mut self, index: usize) -> Result<()> {
         if self.passed_over.get(index) == Some(&true) {
             // Rows of this ring were passed over: read the file again from its start.
             self.log = None;
@@ -119,18 +138,32 @@ impl CsvRings {
             self.log = Some(DeviceLog::open(&self.path, &self.inputs)?);
             self.readings += 1;
         }
+        Ok(())
+    }
+
+    /// Reads rows until ring `index` is complete, handing each record of it to `mine` and
+    /// keeping those of the other rings of the window (after [`CsvRings::start`]).
+    fn read_until(
+        &mut self,
+        index: usize,
+        mine: &mut dyn FnMut(&Made) -> Result<()>,
+    ) -> Result<()> {
         loop {
             let done = self.pairing.rings.get(index).map(|r| r.rows);
             if done.is_some() && done == self.expected.get(index).map(|e| e.0) {
                 return Ok(());
             }
-            let log = self.log.as_mut().expect("opened above");
+            let log = self.log.as_mut().expect("opened by start");
             let Some(row) = log.next_row()? else {
                 return Err(self.changed("it ended before the rows of a ring seen the first time"));
             };
             self.made.clear();
             self.pairing.row(&row, &mut self.made)?;
             for m in &self.made {
+                if m.ring == index {
+                    mine(m)?;
+                    continue;
+                }
                 if m.ring >= self.window {
                     if let Some(p) = self.passed_over.get_mut(m.ring) {
                         *p = true;
@@ -144,28 +177,35 @@ impl CsvRings {
                 // Sized by the first pass's count: no spare capacity (a growing vector's
                 // doubling held up to twice a long ring's records).
                 let expected = self.expected.get(m.ring).map_or(0, |e| e.1) as usize;
-                self.records
-                    .entry(m.ring)
-                    .or_insert_with(|| Records::with_capacity(expected))
-                    .push(m.kind, m.site, m.start, m.end, m.value, m.count, m.run);
+                push(
+                    self.records
+                        .entry(m.ring)
+                        .or_insert_with(|| Records::with_capacity(expected)),
+                    m,
+                );
             }
             if self.pairing.rings.len() > self.expected.len() {
                 return Err(self.changed("a ring the first reading did not see"));
             }
         }
     }
-}
 
-impl RingSource for CsvRings {
-    fn ring(&mut self, index: usize) -> Result<Cow<'_, RingReport>> {
-        self.read_until(index)?;
-        let records = self.records.remove(&index).unwrap_or_default();
-        if records.len() as u64 != self.expected[index].1 {
+    /// Ring `index`'s identity, once its rows are read.
+    fn ring_id(&self, index: usize) -> Result<RingId> {
+        self.pairing
+            .rings
+            .get(index)
+            .map(|r| r.id)
+            .ok_or_else(|| self.changed("a ring the first reading saw is missing"))
+    }
+
+    /// Ring `index` was handed out with `records` records: checked against the first
+    /// reading, and its reading state freed.
+    fn handed(&mut self, index: usize, records: u64) -> Result<()> {
+        if Some(records) != self.expected.get(index).map(|e| e.1) {
             return Err(self.changed("a ring's records differ from the first reading"));
         }
         self.pairing.release(index);
-        let mut r = RingReport::new(self.pairing.rings[index].id);
-        r.records = records;
         if index + 1 == self.expected.len() {
             // The last ring: this reading's state (a ring entry per ring, 30 MB for 300,000
             // rings) is not kept while the outputs finish. A ring asked for again is read
@@ -174,8 +214,118 @@ impl RingSource for CsvRings {
             self.pairing = Pairing::new(&self.path);
             self.records = FxHashMap::default();
             self.window = 0;
+            self.scout = None;
         }
+        Ok(())
+    }
+
+    /// Ring `index`'s records, read by the scout (a reading of its own, kept from ring to
+    /// ring and started again when it has read past rows of the ring), a piece at a time
+    /// handed to `piece`.
+    fn scout(&mut self, index: usize, piece: &mut dyn FnMut(&Records)) -> Result<()> {
+        let (rows, records) = self.expected.get(index).copied().unwrap_or_default();
+        let seen = |s: &Scout| s.pairing.rings.get(index).map_or(0, |r| r.rows);
+        let mut s = match self.scout.take() {
+            Some(s) if seen(&s) == 0 => s,
+            _ => {
+                self.readings += 1;
+                Scout {
+                    log: DeviceLog::open(&self.path, &self.inputs)?,
+                    pairing: Pairing::with_rings(&self.path, self.expected.len()),
+                }
+            }
+        };
+        let (mut buf, mut made, mut read) = (Records::new(), Vec::new(), 0u64);
+        while seen(&s) < rows {
+            let Some(row) = s.log.next_row()? else {
+                return Err(self.changed("it ended before the rows of a ring seen the first time"));
+            };
+            made.clear();
+            s.pairing.row(&row, &mut made)?;
+            for m in made.iter().filter(|m| m.ring == index) {
+                push(&mut buf, m);
+                read += 1;
+                if buf.len() >= self.sizes.piece {
+                    piece(&buf);
+                    buf.clear();
+                }
+            }
+        }
+        if !buf.is_empty() {
+            piece(&buf);
+        }
+        if seen(&s) != rows || read != records {
+            return Err(self.changed("a ring's records differ from the first reading"));
+        }
+        self.scout = Some(s);
+        Ok(())
+    }
+}
+
+/// Adds the record `m` to `r`.
+fn push(r: &mut Records, m: &Made) {
+    r.push(m.kind, m.site, m.start, m.end, m.value, m.count, m.run);
+}
+
+impl RingSource for CsvRings {
+    fn ring(&mut self, index: usize) -> Result<Cow<'_, RingReport>> {
+        self.start(index)?;
+        let expected = self.expected.get(index).map_or(0, |e| e.1) as usize;
+        let mut records = self
+            .records
+            .remove(&index)
+            .unwrap_or_else(|| Records::with_capacity(expected));
+        self.read_until(index, &mut |m| {
+            push(&mut records, m);
+            Ok(())
+        })?;
+        let id = self.ring_id(index)?;
+        self.handed(index, records.len() as u64)?;
+        let mut r = RingReport::new(id);
+        r.records = records;
         Ok(Cow::Owned(r))
+    }
+
+    /// A ring of [`crate::ring_pieces::LONG_RING`] records or more: its long zones, from the
+    /// scout's reading of it (past [`crate::ring_pieces::LONG_CAP`] of them, a ring whose
+    /// records go back in time, it is given whole).
+    fn long_zones(&mut self, index: usize) -> Result<Option<Long>> {
+        if self
+            .expected
+            .get(index)
+            .is_none_or(|e| e.1 < self.sizes.long_ring as u64)
+        {
+            return Ok(None);
+        }
+        let mut first = LongZones::new(self.sizes.window, self.sizes.cap);
+        self.scout(index, &mut |r| first.push(r))?;
+        Ok(first.finish().ok())
+    }
+
+    /// Ring `index`'s records in pieces of [`crate::ring_pieces::PIECE_ROWS`] (the first
+    /// one larger when the window of an earlier ring held more of them).
+    fn pieces(
+        &mut self,
+        index: usize,
+        piece: &mut dyn FnMut(&Records) -> Result<()>,
+    ) -> Result<()> {
+        self.start(index)?;
+        let mut buf = self.records.remove(&index).unwrap_or_default();
+        let (mut handed, most) = (0u64, self.sizes.piece);
+        self.read_until(index, &mut |m| {
+            push(&mut buf, m);
+            if buf.len() >= most {
+                handed += buf.len() as u64;
+                piece(&buf)?;
+                buf.clear();
+            }
+            Ok(())
+        })?;
+        if !buf.is_empty() {
+            handed += buf.len() as u64;
+            piece(&buf)?;
+        }
+        self.handed(index, handed)
     }
 }
 
