@@ -1,9 +1,12 @@
 //! Tests' check that a sink taking pieces ([`Sink::takes_pieces`]) writes what it writes of
 //! whole rings: the same files, byte for byte, and the same issues, for rings cut into
-//! pieces of many sizes and ordered with many windows ([`Cut`]).
+//! pieces of many sizes and ordered with many windows ([`Cut`]); and a drive that cuts a
+//! ring's opening order anywhere ([`drive_resliced`]), not only where
+//! [`crate::ring_pieces::Openings`] ends a piece.
 
 use super::{Finished, Sink};
-use crate::profile::Profile;
+use crate::profile::{Part, Profile};
+use crate::ring_pieces::{self, LongZones, Openings};
 use crate::ring_source::{Cut, Held, RingSource};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -20,6 +23,17 @@ const CUTS: [(usize, usize); 8] = [
     (64, 7),
     (1, 1_000),
 ];
+
+/// The cuts of the opening order [`drive_resliced`] makes: every this many openings.
+const RESLICED: [usize; 3] = [1, 2, 5];
+
+/// How the rings are given to a sink taking pieces.
+enum Drive {
+    /// From a [`Cut`] through [`super::drive_rings`].
+    Cut { window: usize, piece: usize },
+    /// By [`drive_resliced`], cut every this many openings.
+    Resliced(usize),
+}
 
 /// Every file under `dir` (one level), by name, with its bytes.
 fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
@@ -40,10 +54,21 @@ fn written(
     dir: &Path,
     make: &dyn Fn(&Path) -> Box<dyn Sink>,
 ) -> (BTreeMap<String, Vec<u8>>, Vec<String>) {
+    written_by(dir, make, &mut |sinks| {
+        super::drive_rings(p, rings, sinks).unwrap()
+    })
+}
+
+/// [`written`], the sink fed by `drive`.
+fn written_by(
+    dir: &Path,
+    make: &dyn Fn(&Path) -> Box<dyn Sink>,
+    drive: &mut dyn FnMut(&mut [&mut dyn Sink]) -> Vec<Finished>,
+) -> (BTreeMap<String, Vec<u8>>, Vec<String>) {
     std::fs::create_dir_all(dir).unwrap();
     let mut sink = make(dir);
     assert!(sink.takes_pieces(), "the sink takes pieces");
-    let done: Vec<Finished> = super::drive_rings(p, rings, &mut [sink.as_mut()]).unwrap();
+    let done: Vec<Finished> = drive(&mut [sink.as_mut()]);
     let issues = done
         .iter()
         .flat_map(|f| &f.issues)
@@ -64,15 +89,25 @@ pub(crate) fn assert_pieces_write_what_whole_rings_do(
     let root = crate::testing::temp_dir(name);
     let whole = written(p, &mut Held(p), &root.join("whole"), make);
     assert!(!whole.0.is_empty(), "the sink writes a file");
-    for (window, piece) in CUTS {
-        let dir = root.join(format!("cut-{window}-{piece}"));
-        let mut cut = Cut {
-            profile: p,
-            window,
-            piece,
+    let cuts = CUTS.map(|(window, piece)| Drive::Cut { window, piece });
+    for drive in cuts.into_iter().chain(RESLICED.map(Drive::Resliced)) {
+        let (got, at) = match drive {
+            Drive::Cut { window, piece } => {
+                let dir = root.join(format!("cut-{window}-{piece}"));
+                let mut cut = Cut {
+                    profile: p,
+                    window,
+                    piece,
+                };
+                let at = format!("{name}: window {window}, pieces of {piece}");
+                (written(p, &mut cut, &dir, make), at)
+            }
+            Drive::Resliced(every) => {
+                let dir = root.join(format!("resliced-{every}"));
+                let got = written_by(&dir, make, &mut |sinks| drive_resliced(p, every, sinks));
+                (got, format!("{name}: cut every {every} openings"))
+            }
         };
-        let got = written(p, &mut cut, &dir, make);
-        let at = format!("{name}: window {window}, pieces of {piece}");
         assert_eq!(
             got.0.keys().collect::<Vec<_>>(),
             whole.0.keys().collect::<Vec<_>>(),
@@ -85,4 +120,60 @@ pub(crate) fn assert_pieces_write_what_whole_rings_do(
     }
     std::fs::remove_dir_all(&root).unwrap();
     whole
+}
+
+/// Feeds `p`'s rings to `sinks` as [`super::drive_rings`] feeds pieces, each ring's openings
+/// (its zones and point records in opening order) cut after every `every` of them, the
+/// ring's unmarked records with its last piece: a cut anywhere in the opening order, which
+/// a sink taking pieces must take (the cuts [`Openings`] makes are some of them).
+pub(crate) fn drive_resliced(
+    p: &Profile,
+    every: usize,
+    sinks: &mut [&mut dyn Sink],
+) -> Vec<Finished> {
+    for s in sinks.iter_mut() {
+        s.begin(p).unwrap();
+    }
+    for index in 0..p.ring_count() {
+        let ring = &p.readout.rings[index];
+        let r = &ring.records;
+        // A window past the ring: no long zones, every opening given by `finish`.
+        let long = LongZones::new(r.len() + 1, usize::MAX).finish().unwrap();
+        let mut openings = Openings::new(index, long);
+        // The ring's unmarked records, in ring order (no opening is final before `finish`).
+        let unmarked = openings.push(r).unwrap();
+        assert!(unmarked.rows.is_empty());
+        let whole = openings.finish().unwrap();
+        let n = whole.rows.len();
+        assert_eq!(n, whole.records.len(), "openings only");
+        let (mut from, mut zones, mut levels) = (0, 0, 0u16);
+        loop {
+            let to = (from + every.max(1)).min(n);
+            let mut records = ring_pieces::slice(&whole.records, from, to);
+            let last = to == n;
+            if last {
+                records.append(&unmarked.records);
+            }
+            let count = records.zones();
+            let depth = &whole.depth[zones..zones + count];
+            zones += count;
+            levels = levels.max(depth.iter().map(|d| d + 1).max().unwrap_or(0));
+            let mut piece = ring.clone();
+            piece.released = None;
+            piece.records = records;
+            let mut view = ring_pieces::view(p, index, &piece, depth, levels);
+            view.part = Part {
+                first: from == 0,
+                last,
+            };
+            for s in sinks.iter_mut() {
+                s.ring(p, &view).unwrap();
+            }
+            if last {
+                break;
+            }
+            from = to;
+        }
+    }
+    sinks.iter_mut().map(|s| s.finish(p).unwrap()).collect()
 }

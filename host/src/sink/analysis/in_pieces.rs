@@ -195,6 +195,16 @@ impl Sink for Pieces {
 /// shared by the two, as the standard outputs do), and the analysis alone: the files'
 /// bytes, and how many views were pieces.
 fn written(p: &Profile, rings: &mut dyn RingSource) -> (Vec<u8>, Vec<u8>, Vec<u8>, usize) {
+    written_by(p, &mut |p, sinks| {
+        crate::sink::drive_rings(p, rings, sinks).unwrap()
+    })
+}
+
+/// [`written`], the sinks fed by `drive`.
+fn written_by(
+    p: &Profile,
+    drive: &mut dyn FnMut(&Profile, &mut [&mut dyn Sink]) -> Vec<Finished>,
+) -> (Vec<u8>, Vec<u8>, Vec<u8>, usize) {
     let dir = tempfile::tempdir().unwrap();
     let inputs = Inputs::none();
     let now = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_765_000_000);
@@ -205,12 +215,10 @@ fn written(p: &Profile, rings: &mut dyn RingSource) -> (Vec<u8>, Vec<u8>, Vec<u8
     let mut alone = AnalysisSink::new(&dir.path().join("alone.json"), &inputs);
     let mut pieces = Pieces::default();
     assert!(analysis.takes_pieces() && report.takes_pieces() && alone.takes_pieces());
-    let done = crate::sink::drive_rings(
+    let done = drive(
         p,
-        rings,
         &mut [&mut analysis, &mut report, &mut alone, &mut pieces],
-    )
-    .unwrap();
+    );
     let read = |f: &Finished| std::fs::read(&f.files[0]).unwrap();
     (read(&done[0]), read(&done[1]), read(&done[2]), pieces.0)
 }
@@ -304,6 +312,30 @@ fn waits_signals_and_the_critical_path_in_pieces_are_the_whole_rings() {
     // The reader's push signal is in the empty `work` zone at its cycle (inside `push`):
     // the innermost zone open at it, though that zone may come in the piece after it.
     assert!(json.contains("\"zone\": \"work\""), "{json}");
+}
+
+/// Issue 41: the analysis takes any cut of a ring's opening order, not only the cuts the
+/// pieces' openings make: the marks of a piece's latest cycle are held until no later
+/// piece can bring a zone or mark at that cycle (the reader's push signal and mark come
+/// before the empty `work` zone at their cycle in opening order, but after it in the walk).
+#[test]
+fn any_cut_of_the_opening_order_writes_what_whole_rings_do() {
+    for (name, p) in [
+        ("fixture", fixture::profile_at(0, fixture::ARCH, true)),
+        ("waiting", waiting()),
+    ] {
+        let whole = written(&p, &mut Held(&p));
+        for every in [1, 2, 3, 5] {
+            let cut = written_by(&p, &mut |p, sinks| {
+                crate::sink::pieces::drive_resliced(p, every, sinks)
+            });
+            let at = format!("{name}, cut every {every} openings");
+            assert!(cut.3 > p.ring_count(), "{at}: rings were cut ({})", cut.3);
+            assert!(cut.0 == whole.0, "{at}: analysis");
+            assert!(cut.2 == whole.2, "{at}: analysis alone");
+            assert!(cut.1 == whole.1, "{at}: op report");
+        }
+    }
 }
 
 /// Two holders of one analysis fed every piece in turn (as the driver feeds two sinks) get
