@@ -476,7 +476,7 @@ fn site_issues(
 mod tests {
     use super::*;
     use crate::model::fixture;
-    use crate::testing::{site_json, temp_dir, write_kernel_elf, ElfSpec};
+    use crate::testing::{site_json, write_kernel_elf, ElfSpec};
     use riscv_linker::Risc;
 
     thread_local! {
@@ -484,9 +484,11 @@ mod tests {
         pub(super) static WORK: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     }
 
-    /// The fixture's sites with `wait` (a sum zone on the device) declared as `kind`.
-    fn kernels_with_wait_as(kind: &str) -> OpLog {
-        let dir = temp_dir("resolve-kinds");
+    /// The fixture's sites with `wait` (a sum zone on the device) declared as `kind`: the
+    /// op log, and the folder of its kernels (removed when dropped).
+    fn kernels_with_wait_as(kind: &str) -> (tempfile::TempDir, OpLog) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let mut sites: Vec<String> = fixture::sites()
             .iter()
             .map(|(_, m)| site_json(m.kind.name(), &m.name, m.line))
@@ -500,19 +502,22 @@ mod tests {
             )
             .unwrap();
         }
-        OpLog {
+        let log = OpLog {
             path: dir.join("ops.jsonl"),
             entries: fixture::oplog().entries,
             inputs: crate::inputs::Inputs::none(),
-        }
+        };
+        (tmp, log)
     }
 
     #[test]
     fn records_of_the_wrong_kind_for_their_site_are_an_error_with_a_count() {
         let r = fixture::readout();
-        let good = Resolver::new(&kernels_with_wait_as("sum")).resolve(&r);
+        let (_sum, sum) = kernels_with_wait_as("sum");
+        let good = Resolver::new(&sum).resolve(&r);
         assert!(good.issues.is_empty(), "{:?}", good.issues);
-        let bad = Resolver::new(&kernels_with_wait_as("data")).resolve(&r);
+        let (_data, data) = kernels_with_wait_as("data");
+        let bad = Resolver::new(&data).resolve(&r);
         let wrong: Vec<&Issue> = bad
             .issues
             .iter()
@@ -557,7 +562,7 @@ mod tests {
         // One ring drained over a long capture: 3,000 runs, each an op of the log, and
         // 100,000 more ops in the log that match nothing. Finding each run's op by a scan of
         // the log, and each run's records by a scan of the ring, was quadratic.
-        let log = kernels_with_wait_as("sum");
+        let (_dir, log) = kernels_with_wait_as("sum");
         let runs = 3_000u32;
         let mut r = fixture::readout();
         let mut records = crate::decode::Records::new();

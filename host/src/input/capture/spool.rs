@@ -324,7 +324,8 @@ mod tests {
 
     #[test]
     fn a_spool_in_a_missing_directory_names_it() {
-        let dir = crate::testing::temp_dir("spool-missing").join("not-there");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("not-there");
         let e = Spool::create(&dir).err().expect("no directory, no spool");
         assert!(
             e.to_string().contains(&format!(

@@ -338,12 +338,13 @@ impl DeviceMemory for MappedImage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{temp_dir, ImageBuilder};
+    use crate::testing::ImageBuilder;
     use riscv_linker::Arch;
 
     #[test]
     fn words_read_and_written_are_checked_and_counted() {
-        let dir = temp_dir("mapped");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let path = dir.join("dev.img");
         // Blackhole's worker rows start at NoC y = 2.
         let (t0, t1) = (NocCoord::new(1, 2), NocCoord::new(2, 2));
@@ -406,7 +407,8 @@ mod tests {
         // 2^31 chips x 2^31 tiles in a 4 KiB file: the sizes wrapped to 4 KiB in u64 and the
         // tile table allocation aborted the process ("memory allocation of 51539607552 bytes
         // failed").
-        let dir = temp_dir("mapped-overflow");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let path = dir.join("huge.img");
         let arch = Arch::WormholeB0;
         let mut h = vec![0u8; devfile::PAGE as usize];
@@ -456,7 +458,8 @@ mod tests {
 
     #[test]
     fn a_tile_table_with_a_tile_twice_or_not_a_worker_is_refused() {
-        let dir = temp_dir("mapped-tiles");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let path = dir.join("dev.img");
         let tiles = vec![
             NocCoord::new(1, 1),

@@ -477,7 +477,8 @@ mod tests {
     /// (`read_csv(skiprows=1)`), when Python with pandas is installed.
     #[test]
     fn pandas_reads_fifteen_named_columns() {
-        let dir = crate::testing::temp_dir("device-csv-pandas");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let path = dir.join(FILE_NAME);
         std::fs::write(&path, csv_text()).unwrap();
         let script = "import sys, pandas as pd\n\
@@ -509,7 +510,6 @@ mod tests {
             String::from_utf8_lossy(&out.stdout).trim(),
             format!("15 330 time[cycles since reset] meta data {first_time} ZONE_START")
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

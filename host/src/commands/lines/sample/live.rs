@@ -379,7 +379,7 @@ mod tests {
     #[test]
     fn a_full_queue_of_posted_writes_leaves_tiles_unarmed_instead_of_waiting() {
         use crate::devmem::MappedImage;
-        use crate::testing::{temp_dir, ImageBuilder};
+        use crate::testing::ImageBuilder;
         // Sixteen tiles whose BRISC says it runs a launch, and no emulator applying writes:
         // the queue (64 entries, 5 writes an arming) takes twelve tiles, then fills.
         let tiles: Vec<NocCoord> = (1..=4)
@@ -406,7 +406,8 @@ mod tests {
                 ring::STATE_RUNNING,
             );
         }
-        let dir = temp_dir("live-queue");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         b.write(&dir.join("d.img")).unwrap();
         let mem = MappedImage::open(&dir.join("d.img"), &crate::inputs::Inputs::none()).unwrap();
         let mut s = LiveSampler::new(SampleConfig::new(8), &mem).unwrap();
