@@ -290,24 +290,14 @@ fn counted_profile_of(r: crate::readout::Readout) -> Profile {
     p
 }
 
-/// Issue 42: counted zones are counter tracks under their lanes (`... BRISC FPU_COUNTER
-/// per cycle`, %) with the zone's rate (100 * value / cycles) at its start and 0 at its end,
-/// in the lane's own sequence; a zone of an op that armed nothing in its bank has no point;
-/// `--counters`' per-op values are counter tracks on the chip (`FPU_COUNTER over ops (% of
-/// cycles)`) with each op's summed share over its slice.
-#[test]
-fn counted_zones_and_op_counters_are_counter_tracks() {
-    let p = counted_profile();
-    let arch = p.geometry().arch;
-    let dir = crate::testing::temp_dir("perfetto-counters");
-    let path = dir.join(FILE_NAME);
-    let mut s = PerfettoSink::new(&path, &crate::inputs::Inputs::none());
-    sink::drive(&p, &mut [&mut s]).unwrap();
-    let trace = packets(&std::fs::read(&path).unwrap());
-    assert_eq!(trace.len() as u64, s.stats.packets);
+/// Tracks by name: (uuid, parent, counter unit).
+type Tracks = BTreeMap<String, (u64, Option<u64>, Option<String>)>;
 
-    // Tracks by name: (uuid, parent, counter unit).
-    let mut tracks: BTreeMap<String, (u64, Option<u64>, Option<String>)> = BTreeMap::new();
+/// The tracks of `trace` by name, and every counter point in trace order as (track name,
+/// host ns, value), each lane sequence's deltas replayed; a lane's points are in the
+/// sequence of its zones (on a track under it).
+fn counters_of(trace: &[TracePacket]) -> (Tracks, Vec<(String, u64, f64)>) {
+    let mut tracks = Tracks::new();
     for d in trace.iter().filter_map(|pk| pk.track_descriptor.as_ref()) {
         let unit = d.counter.as_ref().map(|c| c.unit_name.clone().unwrap());
         tracks.insert(
@@ -316,29 +306,9 @@ fn counted_zones_and_op_counters_are_counter_tracks() {
         );
     }
     let names: BTreeMap<u64, String> = tracks.iter().map(|(n, t)| (t.0, n.clone())).collect();
-    let chip = tracks[&format!("Device 0 ({})", arch.name())].0;
-    let mut want_tracks = BTreeMap::new();
-    for v in p.rings() {
-        let lane = v.lane.name(arch);
-        let parent = Some(tracks[&lane].0);
-        want_tracks.insert(format!("{lane} FPU_COUNTER per cycle"), (parent, "%"));
-    }
-    assert_eq!(want_tracks.len(), 10);
-    for n in ["FPU_COUNTER", "PACKER_BUSY"] {
-        want_tracks.insert(format!("{n} over ops (% of cycles)"), (Some(chip), "%"));
-    }
-    let got_tracks: BTreeMap<String, (Option<u64>, &str)> = tracks
-        .iter()
-        .filter_map(|(n, t)| Some((n.clone(), (t.1, t.2.as_deref()?))))
-        .collect();
-    assert_eq!(got_tracks, want_tracks);
-    assert_eq!(s.stats.counter_tracks, 12);
-
-    // Every counter point as (track name, host ns, value), each lane sequence's deltas
-    // replayed; a lane's points are in the sequence of its zones (on a track under it).
     let mut t: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
     let mut got: Vec<(String, u64, f64)> = Vec::new();
-    for pk in &trace {
+    for pk in trace {
         let Some(id) = pk.trusted_packet_sequence_id else {
             continue;
         };
@@ -369,6 +339,43 @@ fn counted_zones_and_op_counters_are_counter_tracks() {
             got.push((name, at, e.double_counter_value.unwrap()));
         }
     }
+    (tracks, got)
+}
+
+/// Issue 42: counted zones are counter tracks under their lanes (`... BRISC FPU_COUNTER
+/// per cycle`, %) with the zone's rate (100 * value / cycles) at its start and 0 at its end,
+/// in the lane's own sequence; a zone of an op that armed nothing in its bank has no point;
+/// `--counters`' per-op values are counter tracks on the chip (`FPU_COUNTER over ops (% of
+/// cycles)`) with each op's summed share over its slice.
+#[test]
+fn counted_zones_and_op_counters_are_counter_tracks() {
+    let p = counted_profile();
+    let arch = p.geometry().arch;
+    let dir = crate::testing::temp_dir("perfetto-counters");
+    let path = dir.join(FILE_NAME);
+    let mut s = PerfettoSink::new(&path, &crate::inputs::Inputs::none());
+    sink::drive(&p, &mut [&mut s]).unwrap();
+    let trace = packets(&std::fs::read(&path).unwrap());
+    assert_eq!(trace.len() as u64, s.stats.packets);
+
+    let (tracks, mut got) = counters_of(&trace);
+    let chip = tracks[&format!("Device 0 ({})", arch.name())].0;
+    let mut want_tracks = BTreeMap::new();
+    for v in p.rings() {
+        let lane = v.lane.name(arch);
+        let parent = Some(tracks[&lane].0);
+        want_tracks.insert(format!("{lane} FPU_COUNTER per cycle"), (parent, "%"));
+    }
+    assert_eq!(want_tracks.len(), 10);
+    for n in ["FPU_COUNTER", "PACKER_BUSY"] {
+        want_tracks.insert(format!("{n} over ops (% of cycles)"), (Some(chip), "%"));
+    }
+    let got_tracks: BTreeMap<String, (Option<u64>, &str)> = tracks
+        .iter()
+        .filter_map(|(n, t)| Some((n.clone(), (t.1, t.2.as_deref()?))))
+        .collect();
+    assert_eq!(got_tracks, want_tracks);
+    assert_eq!(s.stats.counter_tracks, 12);
 
     let mut want: Vec<(String, u64, f64)> = Vec::new();
     let mut unarmed = Vec::new();
@@ -510,6 +517,62 @@ fn overlapping_readout() -> crate::readout::Readout {
     r
 }
 
+/// [`counted_profile`] with `work` zones counted too (on the `pack` bank: a second counter
+/// track), and on the first ring (run 2) a counted `work` zone and `inner` zone opening at
+/// one cycle, twice: the longer one `inner`, then `work`. Two tracks' points at one time, the
+/// second of them opened in the piece after the first when the ring is cut between them.
+fn two_tracks_profile() -> Profile {
+    use crate::decode::RecordKind;
+    use fixture::site;
+    let mut r = fixture::readout();
+    let run = 2;
+    let x = fixture::times(run, 0, riscv_linker::Risc::Brisc);
+    let rec = &mut r.rings[0].records;
+    for (at, inner, work) in [(x.kernel.0 + 5, 100, 50), (x.kernel.0 + 205, 50, 100)] {
+        // The shorter closes first: it comes first in the ring.
+        let mut two = [(site::INNER, inner), (site::WORK, work)];
+        two.sort_by_key(|z| z.1);
+        for (site, cycles) in two {
+            rec.push(RecordKind::ValueZone, site, at, at + cycles, 3, 0, run);
+        }
+    }
+    let mut p = counted_profile_of(r);
+    for l in &mut p.labels {
+        if l.name == "work" {
+            l.counter = Some("pack");
+        }
+    }
+    p
+}
+
+/// Two counter tracks' points at one time come in one order, the first-counted track's
+/// first, whichever zone opens first (a point at the latest opening's time waits: a zone
+/// opening at that time next may bring an earlier track's point).
+#[test]
+fn two_tracks_points_at_one_time_come_in_track_order() {
+    let p = two_tracks_profile();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(FILE_NAME);
+    let mut s = PerfettoSink::new(&path, &crate::inputs::Inputs::none());
+    sink::drive(&p, &mut [&mut s]).unwrap();
+    let (_, points) = counters_of(&packets(&std::fs::read(&path).unwrap()));
+    let lane = p.rings().next().unwrap().lane.name(p.geometry().arch);
+    let tracks = [
+        format!("{lane} FPU_COUNTER per cycle"),
+        format!("{lane} PACKER_BUSY per cycle"),
+    ];
+    let mine: Vec<&(String, u64, f64)> = points.iter().filter(|g| tracks.contains(&g.0)).collect();
+    // Per time both tracks have a point at: the tracks in the order their points came.
+    let mut orders = Vec::new();
+    for w in mine.windows(2) {
+        if w[0].1 == w[1].1 && w[0].0 != w[1].0 {
+            orders.push((w[0].0.clone(), w[1].0.clone()));
+        }
+    }
+    assert_eq!(orders.len(), 2, "{mine:?}");
+    assert_eq!(orders[0], orders[1], "{mine:?}");
+}
+
 /// Counts the views it is given that are not whole rings (so a test knows the rings came
 /// in pieces).
 #[derive(Default)]
@@ -542,6 +605,7 @@ fn rings_in_pieces_write_the_trace_whole_rings_do() {
         ("fixture", profile()),
         ("counted", counted_profile()),
         ("overlapping", counted_profile_of(overlapping_readout())),
+        ("two tracks", two_tracks_profile()),
         (
             "overlapping, not counted",
             fixture::profile_of(overlapping_readout(), fixture::ARCH, true),
@@ -556,13 +620,18 @@ fn rings_in_pieces_write_the_trace_whole_rings_do() {
     let with_paths = PerfettoSink::new(std::path::Path::new("x"), &crate::inputs::Inputs::none());
     assert!(with_paths.takes_pieces());
     for (name, p) in &profiles {
-        let write = |rings: &mut dyn RingSource, tag: &str| {
+        // From `rings` through the drive, or (`None`) cut every `every` openings.
+        let write = |rings: Option<&mut dyn RingSource>, every: usize, tag: &str| {
             let dir = crate::testing::temp_dir(&format!("perfetto-pieces-{tag}"));
             let path = dir.join(FILE_NAME);
             let mut s = PerfettoSink::new(&path, &crate::inputs::Inputs::none());
             assert!(s.takes_pieces());
             let mut pieces = Pieces::default();
-            let done = sink::drive_rings(p, rings, &mut [&mut s, &mut pieces]).unwrap();
+            let sinks: &mut [&mut dyn Sink] = &mut [&mut s, &mut pieces];
+            let done = match rings {
+                Some(rings) => sink::drive_rings(p, rings, sinks).unwrap(),
+                None => sink::pieces::drive_resliced(p, every, sinks),
+            };
             let bytes = std::fs::read(&path).unwrap();
             std::fs::remove_dir_all(&dir).unwrap();
             let at = path.display().to_string();
@@ -571,24 +640,25 @@ fn rings_in_pieces_write_the_trace_whole_rings_do() {
                 .collect();
             (bytes, s.stats, issues, pieces.0)
         };
-        let whole = write(&mut Held(p), "whole");
+        let whole = write(Some(&mut Held(p)), 0, "whole");
         assert_eq!(whole.3, 0);
         assert!(whole.1.zones > 0 && whole.1.marks > 0, "{name}");
         if name.starts_with("overlapping") || *name == "random" {
             assert!(whole.1.clamped > 0, "{name}");
         }
-        if name.starts_with("counted") || *name == "overlapping" {
+        if name.starts_with("counted") || *name == "overlapping" || *name == "two tracks" {
             assert!(whole.1.counter_points > 0, "{name}");
         }
         for window in [1, 2, 5, 64] {
             for piece in [1, 3, 7, 1_000] {
                 let tag = format!("{window}-{piece}");
                 let cut = write(
-                    &mut Cut {
+                    Some(&mut Cut {
                         profile: p,
                         window,
                         piece,
-                    },
+                    }),
+                    0,
                     &tag,
                 );
                 assert!(cut.3 >= 2 * p.ring_count(), "{name} {tag}: given in pieces");
@@ -596,6 +666,14 @@ fn rings_in_pieces_write_the_trace_whole_rings_do() {
                 assert_eq!(cut.2, whole.2, "{name} {tag}");
                 assert!(cut.0 == whole.0, "{name} {tag}: the traces differ");
             }
+        }
+        for every in [1, 2, 5] {
+            let tag = format!("resliced-{every}");
+            let cut = write(None, every, &tag);
+            assert!(cut.3 >= 2 * p.ring_count(), "{name} {tag}: given in pieces");
+            assert_eq!(cut.1, whole.1, "{name} {tag}");
+            assert_eq!(cut.2, whole.2, "{name} {tag}");
+            assert!(cut.0 == whole.0, "{name} {tag}: the traces differ");
         }
     }
 }
