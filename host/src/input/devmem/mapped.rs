@@ -453,7 +453,6 @@ mod tests {
             e.contains("0 chip(s) of 1 tile(s): expected at least one chip"),
             "{e}"
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -507,6 +506,5 @@ mod tests {
                 .len(),
             3
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -200,11 +200,11 @@ fn written(p: &Profile, rings: &mut dyn RingSource) -> (Vec<u8>, Vec<u8>, Vec<u8
     })
 }
 
+/// Feeds a profile's rings to sinks: what they finished.
+type Drive<'a> = &'a mut dyn FnMut(&Profile, &mut [&mut dyn Sink]) -> Vec<Finished>;
+
 /// [`written`], the sinks fed by `drive`.
-fn written_by(
-    p: &Profile,
-    drive: &mut dyn FnMut(&Profile, &mut [&mut dyn Sink]) -> Vec<Finished>,
-) -> (Vec<u8>, Vec<u8>, Vec<u8>, usize) {
+fn written_by(p: &Profile, drive: Drive) -> (Vec<u8>, Vec<u8>, Vec<u8>, usize) {
     let dir = tempfile::tempdir().unwrap();
     let inputs = Inputs::none();
     let now = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_765_000_000);
