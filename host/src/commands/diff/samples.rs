@@ -198,40 +198,74 @@ pub fn from_profile(p: &Profile) -> Samples {
         .expect("a profile's own rings are at hand")
 }
 
-/// [`from_profile`], each ring's records taken from `rings` (a profile built from passes).
+/// [`from_profile`], each ring's records taken from `rings` (a profile built from passes;
+/// a long ring comes in pieces where the source gives it so).
 pub fn from_profile_rings(
     p: &Profile,
     rings: &mut dyn crate::ring_source::RingSource,
 ) -> Result<Samples> {
-    let mut s = Samples {
-        source: "profile".into(),
-        ..Default::default()
+    let mut gather = Gather {
+        samples: Samples {
+            source: "profile".into(),
+            ..Default::default()
+        },
+        ops: positions(p.ops.iter().map(|o| (o.chip, o.run, o.name.as_str()))),
     };
-    let ops = positions(p.ops.iter().map(|o| (o.chip, o.run, o.name.as_str())));
-    let op_of = |op: Option<u32>, run: u32| -> (String, u32) {
+    crate::sink::drive_rings(p, rings, &mut [&mut gather])?;
+    let mut s = gather.samples;
+    s.problems = p
+        .all_issues()
+        .filter(|i| i.is_error())
+        .map(|i| i.to_string())
+        .collect();
+    Ok(s)
+}
+
+/// The sink [`from_profile_rings`] drives: each view's zones and sum zones into samples
+/// (nothing carried between the pieces of a ring: a zone is a sample on its own, and the
+/// pieces' zones in turn are the ring's in its order).
+struct Gather {
+    samples: Samples,
+    /// Op name and position per (chip, run).
+    ops: HashMap<(u32, u32), (String, u32)>,
+}
+
+impl Gather {
+    /// The (op name, position) of op `op` (run `run` when it has none).
+    fn op_of(&self, p: &Profile, op: Option<u32>, run: u32) -> (String, u32) {
         match op.and_then(|i| p.ops.get(i as usize)) {
-            Some(o) => ops
+            Some(o) => self
+                .ops
                 .get(&(o.chip, o.run))
                 .cloned()
                 .unwrap_or_else(|| (o.name.clone(), 1)),
             None => (format!("run {run}"), 1),
         }
-    };
-    for i in 0..p.ring_count() {
-        let ring = rings.ring(i)?;
-        let view = p.view(i, &ring, true);
+    }
+}
+
+impl crate::sink::Sink for Gather {
+    fn takes_pieces(&self) -> bool {
+        true
+    }
+
+    fn ring(&mut self, p: &Profile, view: &crate::profile::RingView) -> Result<()> {
         let chip = view.lane.chip;
         // Durations as exact differences of host times, not of the zones' `f64` ns (a ns
         // or more off from 2^53 ns on).
         let clock = p.timebase.tile_clock(chip, view.lane.tile);
         for z in &view.zones {
-            let (op, k) = op_of(z.op, z.run);
+            let (op, k) = self.op_of(p, z.op, z.run);
             let zone = p.labels[z.site as usize].name.clone();
             let cycles = z.end_cycles.saturating_sub(z.start_cycles);
-            s.zones.entry((op, k, zone)).or_default().push(Sample {
-                cycles,
-                ns: clock.map_or(f64::NAN, |c| c.span_ns(z.start_cycles, z.end_cycles)),
-            });
+            self.samples
+                .zones
+                .entry((op, k, zone))
+                .or_default()
+                .push(Sample {
+                    cycles,
+                    ns: clock.map_or(f64::NAN, |c| c.span_ns(z.start_cycles, z.end_cycles)),
+                });
         }
         let cpn = p
             .timebase
@@ -246,21 +280,24 @@ pub fn from_profile_rings(
             else {
                 continue;
             };
-            let (op, k) = op_of(m.op, m.run);
+            let (op, k) = self.op_of(p, m.op, m.run);
             let zone = p.labels[m.site as usize].name.clone();
-            s.sums.entry((op, k, zone)).or_default().push(SumSample {
-                total_cycles,
-                count,
-                ns: total_cycles as f64 / cpn,
-            });
+            self.samples
+                .sums
+                .entry((op, k, zone))
+                .or_default()
+                .push(SumSample {
+                    total_cycles,
+                    count,
+                    ns: total_cycles as f64 / cpn,
+                });
         }
+        Ok(())
     }
-    s.problems = p
-        .all_issues()
-        .filter(|i| i.is_error())
-        .map(|i| i.to_string())
-        .collect();
-    Ok(s)
+
+    fn finish(&mut self, _: &Profile) -> Result<crate::sink::Finished> {
+        Ok(crate::sink::Finished::default())
+    }
 }
 
 /// The zones and sum zones of a `profile_log_device.csv`, read by the one device-log reader

@@ -553,3 +553,29 @@ fn sampled_sides_compare_and_say_so() {
         "{text}"
     );
 }
+
+/// Issue 41: a profile's rings given in pieces (any window, any piece size) give the samples
+/// their whole rings give, zones and sum zones in the same order.
+#[test]
+fn rings_in_pieces_give_the_samples_whole_rings_give() {
+    use crate::model::fixture;
+    let p = fixture::profile_at(0, fixture::ARCH, true);
+    let whole = samples::from_profile(&p);
+    assert!(
+        !whole.zones.is_empty() && !whole.sums.is_empty(),
+        "{whole:?}"
+    );
+    for (window, piece) in [(1, 1), (2, 3), (5, 1), (64, 7)] {
+        let mut cut = crate::ring_source::Cut {
+            profile: &p,
+            window,
+            piece,
+        };
+        let got = samples::from_profile_rings(&p, &mut cut).unwrap();
+        assert_eq!(
+            format!("{got:?}"),
+            format!("{whole:?}"),
+            "window {window}, pieces of {piece}"
+        );
+    }
+}
