@@ -287,6 +287,68 @@ pub fn write_all_rings(
     })
 }
 
+/// What [`write_all_rings`] writes of a profile (tests comparing two ways of giving its
+/// rings): every file with its bytes, the dataset's files, the issues (the folder written
+/// into as `<dir>`) and the brief.
+#[cfg(test)]
+pub(crate) struct WrittenBytes {
+    pub files: std::collections::BTreeMap<PathBuf, Vec<u8>>,
+    pub dataset: std::collections::BTreeMap<PathBuf, Vec<u8>>,
+    pub issues: Vec<String>,
+    pub brief: String,
+}
+
+#[cfg(test)]
+impl WrittenBytes {
+    /// Every output of `p`, its rings from `rings`, into `root`/`name` (the dataset beside
+    /// it): fixed options, a page small enough to be pruned mid-ring.
+    pub(crate) fn of(
+        root: &Path,
+        name: &str,
+        p: &Profile,
+        rings: &mut dyn RingSource,
+    ) -> WrittenBytes {
+        let (dir, data) = (root.join(name), root.join(format!("{name}-dataset")));
+        let options = Options {
+            now: std::time::UNIX_EPOCH,
+            html_limits: (7, 5),
+            dataset: Some(Dataset {
+                dir: data.clone(),
+                host: "h".into(),
+            }),
+            ..Options::default()
+        };
+        let w = write_all_rings(&dir, p, rings, &options).unwrap();
+        let issues = w
+            .issues
+            .iter()
+            .map(|i| format!("{i:?}").replace(&dir.display().to_string(), "<dir>"))
+            .collect();
+        WrittenBytes {
+            files: crate::testing::files_under(&dir),
+            dataset: crate::testing::files_under(&data),
+            issues,
+            brief: w.brief_text,
+        }
+    }
+
+    /// Asserts that `self` is `whole`, byte for byte (`name` in the message).
+    pub(crate) fn assert_is(&self, whole: &WrittenBytes, name: &str) {
+        assert_eq!(
+            self.files.keys().collect::<Vec<_>>(),
+            whole.files.keys().collect::<Vec<_>>(),
+            "{name}"
+        );
+        for (file, bytes) in whole.files.iter().chain(&whole.dataset) {
+            let other = self.files.get(file).or_else(|| self.dataset.get(file));
+            assert!(other == Some(bytes), "{name}: {} differs", file.display());
+        }
+        assert_eq!(self.dataset.len(), whole.dataset.len(), "{name}");
+        assert_eq!(self.issues, whole.issues, "{name}: the issues differ");
+        assert_eq!(self.brief, whole.brief, "{name}: the brief differs");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,35 +501,11 @@ mod tests {
         );
         let p = fixture::profile_of(r, fixture::ARCH, true);
         let root = crate::testing::temp_dir("outputs-pieces");
-        let write = |name: &str, rings: &mut dyn RingSource| {
-            let (dir, data) = (root.join(name), root.join(format!("{name}-dataset")));
-            let options = Options {
-                now: UNIX_EPOCH,
-                html_limits: (7, 5),
-                dataset: Some(Dataset {
-                    dir: data.clone(),
-                    host: "h".into(),
-                }),
-                ..Options::default()
-            };
-            let w = write_all_rings(&dir, &p, rings, &options).unwrap();
-            let issues: Vec<String> = w
-                .issues
-                .iter()
-                .map(|i| format!("{i:?}").replace(&dir.display().to_string(), "<dir>"))
-                .collect();
-            (
-                crate::testing::files_under(&dir),
-                crate::testing::files_under(&data),
-                issues,
-                w.brief_text,
-            )
-        };
-        let whole = write("whole", &mut Held(&p));
+        let whole = WrittenBytes::of(&root, "whole", &p, &mut Held(&p));
         assert!(
-            whole.0.len() >= 10 && !whole.1.is_empty(),
+            whole.files.len() >= 10 && !whole.dataset.is_empty(),
             "{:?}",
-            whole.0.keys()
+            whole.files.keys()
         );
         for (window, piece) in [(1, 1), (2, 3), (64, 7), (5, 1_000)] {
             let cut = crate::ring_source::Cut {
@@ -477,19 +515,9 @@ mod tests {
             };
             let mut counted = Counted(cut, 0);
             let name = format!("cut-{window}-{piece}");
-            let got = write(&name, &mut counted);
+            let got = WrittenBytes::of(&root, &name, &p, &mut counted);
             assert_eq!(counted.1, p.ring_count(), "{name}: every ring in pieces");
-            assert_eq!(
-                got.0.keys().collect::<Vec<_>>(),
-                whole.0.keys().collect::<Vec<_>>()
-            );
-            for (file, bytes) in whole.0.iter().chain(&whole.1) {
-                let other = got.0.get(file).or_else(|| got.1.get(file));
-                assert!(other == Some(bytes), "{name}: {} differs", file.display());
-            }
-            assert_eq!(got.1.len(), whole.1.len(), "{name}");
-            assert_eq!(got.2, whole.2, "{name}: the issues differ");
-            assert_eq!(got.3, whole.3, "{name}: the brief differs");
+            got.assert_is(&whole, &name);
         }
         std::fs::remove_dir_all(&root).unwrap();
     }

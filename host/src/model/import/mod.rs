@@ -512,41 +512,21 @@ mod tests {
     /// zones and pieces of a record and more.
     #[test]
     fn a_device_logs_rings_in_pieces_write_what_the_held_import_writes() {
-        use crate::outputs::{write_all_rings, Dataset, Options};
+        use crate::outputs::WrittenBytes;
         use crate::ring_pieces::Sizes;
         use crate::ring_source::{Held, RingSource};
         let (dir, grouped) = fixture_csv("import-pieces", &fixture::readout(), 1000);
         let interleaved = interleave(&dir, &grouped);
         let none = crate::inputs::Inputs::none;
-        let write = |name: &str, p: &Profile, rings: &mut dyn RingSource| {
-            let (out, data) = (dir.join(name), dir.join(format!("{name}-dataset")));
-            let options = Options {
-                now: std::time::UNIX_EPOCH,
-                html_limits: (7, 5),
-                dataset: Some(Dataset {
-                    dir: data.clone(),
-                    host: "h".into(),
-                }),
-                ..Options::default()
-            };
-            let w = write_all_rings(&out, p, rings, &options).unwrap();
-            let issues: Vec<String> = w
-                .issues
-                .iter()
-                .map(|i| format!("{i:?}").replace(&out.display().to_string(), "<dir>"))
-                .collect();
-            let files = crate::testing::files_under(&out);
-            let dataset = crate::testing::files_under(&data);
-            (files, dataset, issues, w.brief_text)
-        };
         for (shape, csv) in [("grouped", &grouped), ("interleaved", &interleaved)] {
             let held = import(csv, None, &none()).unwrap();
-            let whole = write(
+            let whole = WrittenBytes::of(
+                &dir,
                 &format!("{shape}-whole"),
                 &held.profile,
                 &mut Held(&held.profile),
             );
-            assert!(whole.0.len() >= 10, "{:?}", whole.0.keys());
+            assert!(whole.files.len() >= 10, "{:?}", whole.files.keys());
             for (records, window, piece) in
                 [(1, 1, 1), (1_000, 2, 3), (1, 64, 7), (1_000, 5, 1_000)]
             {
@@ -563,19 +543,8 @@ mod tests {
                     .count();
                 assert_eq!(long, streamed.profile.ring_count(), "every ring is long");
                 let name = format!("{shape}-{records}-{window}-{piece}");
-                let got = write(&name, &streamed.profile, &mut source);
-                assert_eq!(
-                    got.0.keys().collect::<Vec<_>>(),
-                    whole.0.keys().collect::<Vec<_>>(),
-                    "{name}"
-                );
-                for (file, bytes) in whole.0.iter().chain(&whole.1) {
-                    let other = got.0.get(file).or_else(|| got.1.get(file));
-                    assert!(other == Some(bytes), "{name}: {} differs", file.display());
-                }
-                assert_eq!(got.1.len(), whole.1.len(), "{name}");
-                assert_eq!(got.2, whole.2, "{name}: the issues differ");
-                assert_eq!(got.3, whole.3, "{name}: the brief differs");
+                WrittenBytes::of(&dir, &name, &streamed.profile, &mut source)
+                    .assert_is(&whole, &name);
             }
         }
         std::fs::remove_dir_all(dir).unwrap();
