@@ -40,11 +40,12 @@ pub(crate) use report::OpReportSink;
 pub use summary::SummarySink;
 pub(crate) use trace::TraceJson;
 
+use crate::decode::Records;
 use crate::error::Result;
 use crate::issue::Issue;
 pub use crate::profile::Part;
 use crate::profile::{Profile, RingView};
-use crate::ring_pieces::{self, Openings, Piece};
+use crate::ring_pieces::{self, Openings};
 pub use crate::ring_source::{Held, RingSource};
 use std::path::PathBuf;
 
@@ -191,22 +192,51 @@ fn ring_in_pieces(
 ) -> Result<()> {
     let mut openings = Openings::new(index, long);
     let mut first = true;
-    let mut feed = |piece: Piece, levels: u16, last: bool| -> Result<()> {
-        let mut ring = profile.readout.rings[index].clone();
-        ring.released = None;
-        ring.records = piece.records;
-        let mut view = ring_pieces::view(profile, index, &ring, &piece.depth, levels);
-        view.part = Part { first, last };
-        first = false;
-        for s in sinks.iter_mut() {
-            s.ring(profile, &view)?;
-        }
-        Ok(())
-    };
     rings.pieces(index, &mut |r| {
         let piece = openings.push(r)?;
-        feed(piece, openings.levels(), false)
+        let part = Part { first, last: false };
+        first = false;
+        feed_piece(
+            profile,
+            index,
+            piece.records,
+            &piece.depth,
+            openings.levels(),
+            part,
+            sinks,
+        )
     })?;
     let piece = openings.finish()?;
-    feed(piece, openings.levels(), true)
+    let part = Part { first, last: true };
+    feed_piece(
+        profile,
+        index,
+        piece.records,
+        &piece.depth,
+        openings.levels(),
+        part,
+        sinks,
+    )
+}
+
+/// One piece of ring `index` (its records, a depth per zone, the ring's levels so far)
+/// fed to every sink as the `part` it is.
+pub(crate) fn feed_piece(
+    profile: &Profile,
+    index: usize,
+    records: Records,
+    depth: &[u16],
+    levels: u16,
+    part: Part,
+    sinks: &mut [&mut dyn Sink],
+) -> Result<()> {
+    let mut ring = profile.readout.rings[index].clone();
+    ring.released = None;
+    ring.records = records;
+    let mut view = ring_pieces::view(profile, index, &ring, depth, levels);
+    view.part = part;
+    for s in sinks.iter_mut() {
+        s.ring(profile, &view)?;
+    }
+    Ok(())
 }

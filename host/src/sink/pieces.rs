@@ -4,7 +4,7 @@
 //! ring's opening order anywhere ([`drive_resliced`]), not only where
 //! [`crate::ring_pieces::Openings`] ends a piece.
 
-use super::{Finished, Sink};
+use super::{feed_piece, Finished, Sink};
 use crate::profile::{Part, Profile};
 use crate::ring_pieces::{self, LongZones, Openings};
 use crate::ring_source::{Cut, Held, RingSource};
@@ -135,8 +135,7 @@ pub(crate) fn drive_resliced(
         s.begin(p).unwrap();
     }
     for index in 0..p.ring_count() {
-        let ring = &p.readout.rings[index];
-        let r = &ring.records;
+        let r = &p.readout.rings[index].records;
         // A window past the ring: no long zones, every opening given by `finish`.
         let long = LongZones::new(r.len() + 1, usize::MAX).finish().unwrap();
         let mut openings = Openings::new(index, long);
@@ -158,17 +157,11 @@ pub(crate) fn drive_resliced(
             let depth = &whole.depth[zones..zones + count];
             zones += count;
             levels = levels.max(depth.iter().map(|d| d + 1).max().unwrap_or(0));
-            let mut piece = ring.clone();
-            piece.released = None;
-            piece.records = records;
-            let mut view = ring_pieces::view(p, index, &piece, depth, levels);
-            view.part = Part {
+            let part = Part {
                 first: from == 0,
                 last,
             };
-            for s in sinks.iter_mut() {
-                s.ring(p, &view).unwrap();
-            }
+            feed_piece(p, index, records, depth, levels, part, sinks).unwrap();
             if last {
                 break;
             }
