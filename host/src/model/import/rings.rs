@@ -24,7 +24,7 @@ use crate::ring_source::RingSource;
 use crate::tt_metal::device_log::DeviceLog;
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Records the rings in flight may hold together when rings interleave (one ring larger
 /// than this is still held whole): about 40 bytes each, so ~80 MB.
@@ -116,10 +116,7 @@ impl CsvRings {
     }
 
     fn changed(&self, what: &str) -> Error {
-        Error::BadFile {
-            path: self.path.clone(),
-            what: format!("changed while it was read ({what}): the outputs are not written"),
-        }
+        changed(&self.path, what)
     }
 
     /// Readies the reading for ring `index`: the file read again from its start when rows
@@ -154,11 +151,7 @@ impl CsvRings {
                 return Ok(());
             }
             let log = self.log.as_mut().expect("opened by start");
-            let Some(row) = log.next_row()? else {
-                return Err(self.changed("it ended before the rows of a ring seen the first time"));
-            };
-            self.made.clear();
-            self.pairing.row(&row, &mut self.made)?;
+            next_made(log, &mut self.pairing, &mut self.made, &self.path)?;
             for m in &self.made {
                 if m.ring == index {
                     mine(m)?;
@@ -237,11 +230,7 @@ impl CsvRings {
         };
         let (mut buf, mut made, mut read) = (Records::new(), Vec::new(), 0u64);
         while seen(&s) < rows {
-            let Some(row) = s.log.next_row()? else {
-                return Err(self.changed("it ended before the rows of a ring seen the first time"));
-            };
-            made.clear();
-            s.pairing.row(&row, &mut made)?;
+            next_made(&mut s.log, &mut s.pairing, &mut made, &self.path)?;
             for m in made.iter().filter(|m| m.ring == index) {
                 push(&mut buf, m);
                 read += 1;
@@ -260,6 +249,33 @@ impl CsvRings {
         self.scout = Some(s);
         Ok(())
     }
+}
+
+/// The error for a file that changed between readings (`what` says how).
+fn changed(path: &Path, what: &str) -> Error {
+    Error::BadFile {
+        path: path.to_path_buf(),
+        what: format!("changed while it was read ({what}): the outputs are not written"),
+    }
+}
+
+/// Reads the next row of `log` and pairs it: the records it completes in `made` (an
+/// error when the file ends first: the caller reads only rows the first reading counted).
+fn next_made(
+    log: &mut DeviceLog,
+    pairing: &mut Pairing,
+    made: &mut Vec<Made>,
+    path: &Path,
+) -> Result<()> {
+    let Some(row) = log.next_row()? else {
+        return Err(changed(
+            path,
+            "it ended before the rows of a ring seen the first time",
+        ));
+    };
+    made.clear();
+    pairing.row(&row, made)?;
+    Ok(())
 }
 
 /// Adds the record `m` to `r`.
