@@ -160,26 +160,29 @@ pub(crate) fn write_pruned(
     Ok(shown)
 }
 
-/// Which items to embed, given each one's key (`None`: not drawable): every drawable one, or
-/// the `limit` that `order` puts first (`Less`: `a` before `b`), ties in the given order.
-/// Returns the choice, how many are kept and left out, and the last key kept (`None` when
-/// none is).
+/// Which of `n` items to embed, given each one's key (`key(i)`, `None`: not drawable):
+/// every drawable one, or the `limit` that `order` puts first (`Less`: `a` before `b`), ties
+/// in the given order. Returns the choice, how many are kept and left out, and the last key
+/// kept (`None` when none is). Keys are made again as needed, not listed (16 bytes an item
+/// beside the ranked ones: a 1 M-zone page's prune briefly held 16 MB more, issue 41).
 fn select<K: Copy>(
-    keys: &[Option<K>],
+    n: usize,
+    key: impl Fn(usize) -> Option<K>,
     limit: usize,
     order: impl Fn(&K, &K) -> Ordering,
 ) -> (Vec<bool>, usize, usize, Option<K>) {
-    let total = keys.iter().flatten().count();
+    let keys = || (0..n).map(&key);
+    let total = keys().flatten().count();
     if total <= limit {
-        let last = keys.iter().flatten().copied().max_by(&order);
-        return (keys.iter().map(Option::is_some).collect(), total, 0, last);
+        let last = keys().flatten().max_by(&order);
+        return (keys().map(|k| k.is_some()).collect(), total, 0, last);
     }
     if limit == 0 {
-        return (vec![false; keys.len()], 0, total, None);
+        return (vec![false; n], 0, total, None);
     }
     // Sized to the drawable ones (collected from a filter, it grew by doubling).
     let mut ranked: Vec<K> = Vec::with_capacity(total);
-    ranked.extend(keys.iter().flatten().copied());
+    ranked.extend(keys().flatten());
     // The limit-th key: everything before it is kept, then ties up to the limit.
     let (_, cut, _) = ranked.select_nth_unstable_by(limit - 1, &order);
     let cut = *cut;
@@ -188,8 +191,8 @@ fn select<K: Copy>(
             .iter()
             .filter(|k| order(k, &cut) == Ordering::Less)
             .count();
-    let keep = keys
-        .iter()
+    drop(ranked);
+    let keep = keys()
         .map(|k| match k.map(|k| order(&k, &cut)) {
             Some(Ordering::Less) => true,
             Some(Ordering::Equal) if ties > 0 => {
@@ -218,18 +221,8 @@ pub(crate) fn zone_order(a: &f64, b: &f64) -> Ordering {
 fn zone_selection(t: &Timeline, limit: usize) -> (Vec<bool>, Shown) {
     let clocks = t.lane_clocks();
     let key = |z: &Zone| zone_key(z, clocks.get(z.lane as usize).and_then(Option::as_ref));
-    let order = zone_order;
-    let (keep, zones, hidden, shortest) = if t.zones.len() <= limit {
-        // Every drawable zone fits: what `select` gives, without its list of keys (16
-        // bytes a zone, held beside the finished analysis; issue 41).
-        let keep: Vec<bool> = t.zones.iter().map(|z| key(z).is_some()).collect();
-        let shown = keep.iter().filter(|k| **k).count();
-        let shortest = t.zones.iter().filter_map(key).max_by(order);
-        (keep, shown, 0, shortest)
-    } else {
-        let keys: Vec<Option<f64>> = t.zones.iter().map(key).collect();
-        select(&keys, limit, order)
-    };
+    let (keep, zones, hidden, shortest) =
+        select(t.zones.len(), |i| key(&t.zones[i]), limit, zone_order);
     (
         keep,
         Shown {
@@ -275,13 +268,13 @@ fn kind_code(k: MarkKind) -> u8 {
 /// Which marks to embed: every drawable one, or `limit` of them: sum zones, then data, then
 /// events, the earliest of each kind first (ties in timeline order).
 fn mark_selection(t: &Timeline, limit: usize) -> (Vec<bool>, usize, usize) {
-    let keys: Vec<Option<(u8, f64)>> = t
-        .marks
-        .iter()
-        .map(|m| m.ns.is_finite().then_some((kind_code(m.kind), m.ns)))
-        .collect();
-    let (keep, shown, hidden, _) =
-        select(&keys, limit, |a, b| b.0.cmp(&a.0).then(a.1.total_cmp(&b.1)));
+    let key = |i: usize| {
+        let m = &t.marks[i];
+        m.ns.is_finite().then_some((kind_code(m.kind), m.ns))
+    };
+    let (keep, shown, hidden, _) = select(t.marks.len(), key, limit, |a, b| {
+        b.0.cmp(&a.0).then(a.1.total_cmp(&b.1))
+    });
     (keep, shown, hidden)
 }
 

@@ -80,6 +80,13 @@ impl HtmlPage {
         self
     }
 
+    /// The room made for zones and marks so far (`None` before `begin`).
+    #[cfg(test)]
+    pub(super) fn room(&self) -> Option<(usize, usize)> {
+        let t = self.timeline.as_ref()?;
+        Some((t.zones.capacity(), t.marks.capacity()))
+    }
+
     /// The same page embedding at most `zones` zones and `marks` marks.
     pub(crate) fn with_limits(mut self, zones: usize, marks: usize) -> HtmlPage {
         self.limits = (zones, marks);
@@ -89,7 +96,17 @@ impl HtmlPage {
 
 impl Sink for HtmlPage {
     fn begin(&mut self, p: &Profile) -> Result<()> {
-        self.timeline = Some(Timeline::begin(p));
+        let mut t = Timeline::begin(p);
+        // Room for what the page will ever hold, made once from the profile's counts: a
+        // doubling vector moved its zones to a new block at each step, and the step to the
+        // limit held both blocks at once (a 51 MB page made a 25 MB spike in `run`'s
+        // resident set, issue 41). Room past what is written is not resident.
+        let (most_zones, most_marks) = most(self.limits);
+        let zones = p.readout.zones();
+        let marks = p.readout.records().saturating_sub(zones);
+        t.zones.reserve_exact(zones.min(most_zones));
+        t.marks.reserve_exact(marks.min(most_marks));
+        self.timeline = Some(t);
         Ok(())
     }
 
@@ -126,7 +143,7 @@ impl Sink for HtmlPage {
             // like zones is pruned about once. Room is made for at most that much
             // (doubling, a 1.5 times limit grew a vector of 2 times it).
             let step = zones.div_ceil(32);
-            let (most_zones, most_marks) = (zones + 2 * step, marks + 2 * marks.div_ceil(4));
+            let (most_zones, most_marks) = most(self.limits);
             let clock = p.timebase.tile_clock(v.lane.chip, v.lane.tile);
             let limits = self.limits;
             let (pruned, cut) = (&mut self.pruned, &mut self.cut);
@@ -287,6 +304,16 @@ fn prune(
         pruned.1 += m;
         *cut = c.or(*cut);
     }
+}
+
+/// The most zones and marks the timeline holds under `limits` (the page's): a limit and two
+/// steps of adding between prunes (a 32nd of the zone limit, a quarter of the mark limit).
+fn most(limits: (usize, usize)) -> (usize, usize) {
+    let (zones, marks) = (limits.0.max(1), limits.1.max(1));
+    (
+        zones + 2 * zones.div_ceil(32),
+        marks + 2 * marks.div_ceil(4),
+    )
 }
 
 /// Makes room in `v` for `more` elements: doubling its capacity, but to no more than `most`

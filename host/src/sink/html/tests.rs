@@ -736,6 +736,46 @@ fn a_page_fed_ring_by_ring_with_pruning_is_the_page_of_the_whole_run() {
     }
 }
 
+/// Issue 41: the page's timeline grew by doubling, and the step to its limit held the old
+/// block and the new one at once (a 25 MB spike in `run`'s resident set at the 1 M-zone
+/// limit). Its room is made once, at `begin`, from the profile's counts, and no ring moves it.
+#[test]
+fn the_page_makes_room_once_for_what_it_will_hold() {
+    use crate::profile::Profile;
+    use crate::sink::{HtmlPage, Sink};
+    let r = fixture::readout();
+    let res = fixture::resolution(&r);
+    let p = Profile::resolved(
+        r,
+        res,
+        Some(fixture::oplog()),
+        Timebase::nominal(fixture::ARCH, 1),
+    );
+    let (zones, records) = (p.readout.zones(), p.readout.records());
+    let marks = Timeline::of(&p).marks.len();
+    assert!(zones > 40 && marks > 14 && records >= zones + marks);
+    // Limits under the counts: room for a limit and two steps of adding (a 32nd of the zone
+    // limit, a quarter of the mark limit). Limits over them: room for every record.
+    for ((zl, ml), want) in [
+        ((10, 7), (10 + 2, 7 + 2 * 2)),
+        ((1000, 1000), (zones, records - zones)),
+    ] {
+        let dir = crate::testing::temp_dir("html-room");
+        let mut page = HtmlPage::new(&dir.join(FILE_NAME), vec![], &crate::inputs::Inputs::none())
+            .with_limits(zl, ml);
+        assert_eq!(page.room(), None);
+        page.begin(&p).unwrap();
+        assert_eq!(page.room(), Some(want), "limits {zl}/{ml}");
+        for i in 0..p.ring_count() {
+            let ring = &p.readout.rings[i];
+            page.ring(&p, &p.view(i, ring, true)).unwrap();
+            assert_eq!(page.room(), Some(want), "limits {zl}/{ml}, after ring {i}");
+        }
+        page.finish(&p).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
 /// Issue 41: the page's zone and mark times were the model's `f64` ns rounded, a ns or
 /// more off from 2^53 ns on; through the sink each is the exact whole ns of its count
 /// (less `t0`), and each op's device span the exact whole ns of its KERNEL zones.
