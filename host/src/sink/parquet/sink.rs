@@ -64,10 +64,9 @@ impl Table {
         if let Some(dir) = path.parent() {
             crate::atomic::create_dir_within(root, dir)?;
         }
-        // Parquet's writer buffers its own writes (8 KiB, its `TrackedWrite`): no buffer
-        // here, so that a dataset's thousand partitions do not reserve one each (a mebibyte
-        // took 3 GB at 1,000 chips; 8 KiB more, 24 MB).
-        let file = AtomicFile::create_buffered(&path, inputs, 0)?;
+        // Parquet's writer buffers its own writes: a small buffer here, so that a dataset's
+        // thousand partitions do not reserve a mebibyte each (3 GB at 1,000 chips).
+        let file = AtomicFile::create_buffered(&path, inputs, 8 << 10)?;
         let (file, columns) = ArrowWriter::try_new(file, schema.clone(), Some(props))
             .and_then(|w| w.into_serialized_writer())
             .map_err(|e| pq_error(&path, e))?;
@@ -522,32 +521,36 @@ impl Sink for ParquetSink {
         };
         let props = properties();
         let counters = tables::counter_names(p.oplog.as_ref());
-        // One schema of each table, shared by every partition's (a schema each took about
-        // 5 KB a table a chip of a dataset, issue 41).
-        let [zones, marks, ops] = [
+        let mut all = BTreeMap::new();
+        for &chip in &chips {
+            let zones = Table::create(
+                self.root(),
+                self.path("zones", chip),
+                tables::zones_schema(with_chip, &counters),
+                props.clone(),
+                &self.inputs,
+            )?;
+            let marks = Table::create(
+                self.root(),
+                self.path("marks", chip),
+                tables::marks_schema(with_chip),
+                props.clone(),
+                &self.inputs,
+            )?;
+            let ops = Table::create(
+                self.root(),
+                self.path("ops", chip),
+                tables::ops_schema(with_chip),
+                props.clone(),
+                &self.inputs,
+            )?;
+            all.insert(chip, Tables { zones, marks, ops });
+        }
+        self.schemas = Some([
             tables::zones_schema(with_chip, &counters),
             tables::marks_schema(with_chip),
             tables::ops_schema(with_chip),
-        ];
-        let mut all = BTreeMap::new();
-        for &chip in &chips {
-            let table = |name: &str, schema: &SchemaRef| {
-                Table::create(
-                    self.root(),
-                    self.path(name, chip),
-                    schema.clone(),
-                    props.clone(),
-                    &self.inputs,
-                )
-            };
-            let tables = Tables {
-                zones: table("zones", &zones)?,
-                marks: table("marks", &marks)?,
-                ops: table("ops", &ops)?,
-            };
-            all.insert(chip, tables);
-        }
-        self.schemas = Some([zones, marks, ops]);
+        ]);
         self.writer = Some(Writer::start(all));
         Ok(())
     }
