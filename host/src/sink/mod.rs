@@ -45,7 +45,7 @@ use crate::error::Result;
 use crate::issue::Issue;
 pub use crate::profile::Part;
 use crate::profile::{Profile, RingView};
-use crate::ring_pieces::{self, Openings};
+use crate::ring_pieces::{self, Openings, Piece};
 pub use crate::ring_source::{Held, RingSource};
 use std::path::PathBuf;
 
@@ -192,31 +192,25 @@ fn ring_in_pieces(
 ) -> Result<()> {
     let mut openings = Openings::new(index, long);
     let mut first = true;
-    rings.pieces(index, &mut |r| {
-        let piece = openings.push(r)?;
-        let part = Part { first, last: false };
+    let mut feed = |piece: Piece, levels: u16, last: bool| {
+        let part = Part { first, last };
         first = false;
         feed_piece(
             profile,
             index,
             piece.records,
             &piece.depth,
-            openings.levels(),
+            levels,
             part,
             sinks,
         )
+    };
+    rings.pieces(index, &mut |r| {
+        let piece = openings.push(r)?;
+        feed(piece, openings.levels(), false)
     })?;
     let piece = openings.finish()?;
-    let part = Part { first, last: true };
-    feed_piece(
-        profile,
-        index,
-        piece.records,
-        &piece.depth,
-        openings.levels(),
-        part,
-        sinks,
-    )
+    feed(piece, openings.levels(), true)
 }
 
 /// One piece of ring `index` (its records, a depth per zone, the ring's levels so far)
