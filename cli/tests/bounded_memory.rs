@@ -162,12 +162,7 @@ fn device_log(path: &Path) -> std::io::BufWriter<std::fs::File> {
         "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 1"
     )
     .unwrap();
-    writeln!(
-        w,
-        "PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, \
-         run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data"
-    )
-    .unwrap();
+    writeln!(w, "{}", ttprof::csv::HEADER).unwrap();
     w
 }
 

@@ -385,12 +385,7 @@ fn long_ring_log(path: &Path, steps: u64) {
         "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 1"
     )
     .unwrap();
-    writeln!(
-        w,
-        "PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, \
-         run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data"
-    )
-    .unwrap();
+    writeln!(w, "{}", ttprof::csv::HEADER).unwrap();
     for (risc, steps) in [("BRISC", steps), ("NCRISC", 10)] {
         let mut row = |time: u64, name: &str, kind: &str, line: u32| {
             writeln!(
