@@ -900,6 +900,96 @@ fn a_disk_full_after_the_main_outputs_exits_2_naming_what_was_not_written() {
     drop(fs);
 }
 
+#[test]
+fn a_dataset_disk_that_fills_at_any_page_exits_2_never_1() {
+    // The dataset's disk is given one more page of room each time, from none to all it
+    // needs, so the disk fills at every page of the dataset's files. Every one is a full
+    // disk (exit 2 naming the dataset), never an unusable input (exit 1). (A disk filling
+    // in Parquet's own last flush, which came back as text and exit 1, is tested byte by
+    // byte in the library: `a_disk_full_anywhere_in_a_table_is_the_io_error_itself`.)
+    let f = fixture("hostile-dataset-disk-fills");
+    let out = f.dir.join("out");
+    let report = |dataset: &Path| {
+        ttprof(&[
+            "report",
+            "--device",
+            p(&f.image),
+            "--oplog",
+            p(&f.oplog),
+            "--out",
+            p(&out),
+            "--dataset",
+            p(dataset),
+        ])
+    };
+    // The dataset's pages, written where there is room.
+    let roomy = f.dir.join("roomy");
+    let o = report(&roomy);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let pages: u64 = files_under(&roomy)
+        .iter()
+        .map(|f| std::fs::metadata(f).unwrap().len().div_ceil(4096))
+        .sum();
+    assert!(pages > 3, "the dataset spans pages: {pages}");
+    let Some(fs) = Tmpfs::mount(f.dir.join("dataset"), "1m") else {
+        return;
+    };
+    let filler = fs.fill();
+    let full = std::fs::metadata(&filler).unwrap().len();
+    let dataset = fs.0.join("set");
+    let mut codes = Vec::new();
+    for room in 0..=pages + 2 {
+        let _ = std::fs::remove_dir_all(&dataset);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&filler)
+            .unwrap()
+            .set_len(full - room * 4096)
+            .unwrap();
+        let o = report(&dataset);
+        let code = o.status.code();
+        match code {
+            Some(2) => assert!(
+                text(&o).contains("was not written (its disk is full)")
+                    && text(&o).contains(p(&dataset)),
+                "room {room} pages: {}",
+                text(&o)
+            ),
+            Some(0) => assert_eq!(
+                files_under(&dataset).len(),
+                files_under(&roomy).len(),
+                "room {room} pages"
+            ),
+            _ => panic!("room {room} of {pages} pages: {code:?}: {}", text(&o)),
+        }
+        codes.push(code);
+    }
+    assert_eq!(codes[0], Some(2), "no room is a full disk");
+    assert_eq!(
+        codes.last(),
+        Some(&Some(0)),
+        "room for all of it writes it all"
+    );
+    drop(fs);
+}
+
+/// Every file below `dir`.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
+
 // --- An image truncated under its mapping: an error naming it, not SIGBUS (issue 26) --------
 
 #[test]

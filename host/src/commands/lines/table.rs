@@ -17,12 +17,10 @@
 
 use super::symbolize::Names;
 use super::{Flavour, LineProfile};
-use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
 use crate::inputs::Inputs;
 use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt32Array, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
-use parquet::arrow::ArrowWriter;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -103,9 +101,6 @@ pub(super) fn write(
         path: path.to_path_buf(),
         what,
     };
-    let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| err(e.to_string()))?;
-    let file = AtomicFile::create(path, inputs)?;
-    let mut w = ArrowWriter::try_new(file, schema, None).map_err(|e| err(e.to_string()))?;
-    w.write(&batch).map_err(|e| err(e.to_string()))?;
-    w.into_inner().map_err(|e| err(e.to_string()))?.commit()
+    let batch = RecordBatch::try_new(schema, columns).map_err(|e| err(e.to_string()))?;
+    crate::sink::parquet::write_batch(path, inputs, batch)
 }

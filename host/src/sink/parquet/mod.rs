@@ -72,6 +72,7 @@ mod keys;
 mod sink;
 mod tables;
 
+pub(crate) use sink::write_batch;
 pub use sink::{check_host, default_host, write_dataset, ParquetRows, ParquetSink};
 #[cfg(test)]
 use tables::{marks_schema, zones_schema};

@@ -20,6 +20,7 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Where the tables go.
@@ -41,9 +42,9 @@ enum Column {
 /// fewer, and a partition the rings left closes its group early), each
 /// column encoded as its batches come, the string columns from their dictionary keys
 /// ([`super::keys`]), the others by arrow-rs.
-struct Table {
+struct Table<W: Write + Send = AtomicFile> {
     path: PathBuf,
-    file: SerializedFileWriter<AtomicFile>,
+    file: SerializedFileWriter<Held<W>>,
     columns: ArrowRowGroupWriterFactory,
     schema: SchemaRef,
     /// The open row group's columns and rows.
@@ -67,7 +68,21 @@ impl Table {
         // Parquet's writer buffers its own writes: a small buffer here, so that a dataset's
         // thousand partitions do not reserve a mebibyte each (3 GB at 1,000 chips).
         let file = AtomicFile::create_buffered(&path, inputs, 8 << 10)?;
-        let (file, columns) = ArrowWriter::try_new(file, schema.clone(), Some(props))
+        Table::over(path, file, schema, props)
+    }
+
+    /// Writes the footer and renames the file into place.
+    fn commit(self) -> Result<PathBuf> {
+        let path = self.path.clone();
+        self.finish()?.commit()?;
+        Ok(path)
+    }
+}
+
+impl<W: Write + Send> Table<W> {
+    /// The table written to `file`, named `path` in errors.
+    fn over(path: PathBuf, file: W, schema: SchemaRef, props: WriterProperties) -> Result<Self> {
+        let (file, columns) = ArrowWriter::try_new(Held(Some(file)), schema.clone(), Some(props))
             .and_then(|w| w.into_serialized_writer())
             .map_err(|e| pq_error(&path, e))?;
         Ok(Table {
@@ -168,15 +183,42 @@ impl Table {
         self.close_group().map_err(|e| pq_error(&self.path, e))
     }
 
-    /// Writes the footer and renames the file into place.
-    fn commit(mut self) -> Result<PathBuf> {
+    /// Writes the open row group and the footer, flushes them, and hands the file back.
+    /// Not Parquet's `into_inner`: the flush there reports a failed write (a full disk)
+    /// only as text, where `finish`'s flush gives the `io::Error` itself.
+    fn finish(mut self) -> Result<W> {
         self.close_open_group()?;
-        let file = self
-            .file
-            .into_inner()
-            .map_err(|e| pq_error(&self.path, e))?;
-        file.commit()?;
-        Ok(self.path)
+        self.file.finish().map_err(|e| pq_error(&self.path, e))?;
+        self.file.inner_mut().0.take().ok_or_else(|| Error::Output {
+            path: self.path.clone(),
+            what: "writing Parquet: the file was handed back twice".into(),
+        })
+    }
+}
+
+/// `batch` as one Parquet file at `path` (the `--lines` table), written as the tables are:
+/// a full disk is the `io::Error` itself wherever it is met.
+pub(crate) fn write_batch(path: &Path, inputs: &Inputs, batch: RecordBatch) -> Result<()> {
+    let file = AtomicFile::create(path, inputs)?;
+    let mut table = Table::over(path.to_path_buf(), file, batch.schema(), properties())?;
+    table.write(batch)?;
+    table.commit().map(drop)
+}
+
+/// The file under Parquet's writer, until [`Table::finish`] takes it back (then writes
+/// fail: nothing is written after the footer).
+struct Held<W>(Option<W>);
+
+impl<W: Write> Write for Held<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match &mut self.0 {
+            Some(w) => w.write(buf),
+            None => Err(std::io::Error::other("written after its footer")),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.as_mut().map_or(Ok(()), |w| w.flush())
     }
 }
 
@@ -687,3 +729,6 @@ pub fn default_host() -> String {
         "localhost".into()
     }
 }
+
+#[cfg(test)]
+mod full_disk;
