@@ -19,7 +19,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -303,11 +303,24 @@ fn properties() -> WriterProperties {
     b.build()
 }
 
-/// The three tables of one partition (or of the whole run).
+/// The zones and marks tables of one partition (or of the whole run), open while its rings
+/// come. A partition's ops table is written at the end ([`Sink::finish`]), on its own.
 struct Tables {
     zones: Table,
     marks: Table,
-    ops: Table,
+}
+
+impl Tables {
+    /// Writes both tables' open row groups.
+    fn close_open_groups(&mut self) -> Result<()> {
+        self.zones.close_open_group()?;
+        self.marks.close_open_group()
+    }
+
+    /// Commits both tables; their paths.
+    fn commit(self) -> Result<[PathBuf; 2]> {
+        Ok([self.zones.commit()?, self.marks.commit()?])
+    }
 }
 
 /// Which table of a partition a batch goes to.
@@ -318,17 +331,78 @@ enum Which {
     Ops,
 }
 
-/// A batch for the table `Which` of partition (chip) key `u32`, and whether the row group
-/// may close after it ([`Table::write`]).
-type Job = (u32, Which, RecordBatch);
+/// What makes a partition's tables: where they go, their schemas and properties.
+#[derive(Clone)]
+struct Maker {
+    layout: Layout,
+    inputs: Inputs,
+    /// The zones, marks and ops schemas.
+    schemas: [SchemaRef; 3],
+    props: WriterProperties,
+}
 
-/// The tables, per chip in a dataset (one entry, key 0, for plain files), encoded and
-/// written on their own thread: the caller builds the next ring's batches meanwhile (the
-/// encoding, dictionary strings and zstd, is about a third of the work).
+impl Maker {
+    /// The directory everything goes under.
+    fn root(&self) -> &Path {
+        match &self.layout {
+            Layout::Files(dir) | Layout::Dataset { dir, .. } => dir,
+        }
+    }
+
+    /// The file of table `which` (for chip `chip` in a dataset).
+    fn path(&self, which: Which, chip: u32) -> PathBuf {
+        let (file, table) = match which {
+            Which::Zones => (ZONES_FILE, "zones"),
+            Which::Marks => (MARKS_FILE, "marks"),
+            Which::Ops => (OPS_FILE, "ops"),
+        };
+        match &self.layout {
+            Layout::Files(dir) => dir.join(file),
+            Layout::Dataset { dir, host } => dir
+                .join(table)
+                .join(format!("host={host}"))
+                .join(format!("chip={chip}"))
+                .join("part-0.parquet"),
+        }
+    }
+
+    /// Table `which` of partition `chip`, its file created.
+    fn table(&self, which: Which, chip: u32) -> Result<Table> {
+        let schema = self.schemas[which as usize].clone();
+        let path = self.path(which, chip);
+        Table::create(self.root(), path, schema, self.props.clone(), &self.inputs)
+    }
+
+    /// The zones and marks tables of partition `chip`.
+    fn tables(&self, chip: u32) -> Result<Tables> {
+        Ok(Tables {
+            zones: self.table(Which::Zones, chip)?,
+            marks: self.table(Which::Marks, chip)?,
+        })
+    }
+}
+
+/// Work for the writer thread.
+enum Job {
+    /// A batch for table `Which` of partition (chip) key `u32`.
+    Rows(u32, Which, RecordBatch),
+    /// Partition `u32` has had its last ring: commit its zones and marks.
+    Close(u32),
+}
+
+/// What the writer thread hands back: the partitions still open, the files committed, and
+/// the most partitions it held open at once.
+type Written = (BTreeMap<u32, Tables>, Vec<PathBuf>, usize);
+
+/// The zones and marks tables, per chip in a dataset (one entry, key 0, for plain files),
+/// encoded and written on their own thread: the caller builds the next ring's batches
+/// meanwhile (the encoding, dictionary strings and zstd, is about a third of the work). A
+/// partition's files are made at its first batch and committed after its last ring, so a
+/// dataset holds open only the partitions whose rings are coming (one when rings come chip
+/// by chip), not every chip's.
 struct Writer {
-    keys: Vec<u32>,
     tx: Option<std::sync::mpsc::SyncSender<Vec<Job>>>,
-    thread: Option<std::thread::JoinHandle<Result<BTreeMap<u32, Tables>>>>,
+    thread: Option<std::thread::JoinHandle<Result<Written>>>,
     /// Batches not handed over yet, in order, and their rows: handed over together once
     /// they reach [`HAND_OVER_ROWS`] rows or [`HAND_OVER_JOBS`] batches (a wake of the
     /// writer per two-zone ring was a tenth of an import of 150,000 rings).
@@ -342,23 +416,39 @@ const HAND_OVER_ROWS: usize = 8192;
 const HAND_OVER_JOBS: usize = 64;
 
 impl Writer {
-    fn start(mut tables: BTreeMap<u32, Tables>) -> Writer {
-        let keys = tables.keys().copied().collect();
+    fn start(maker: Maker) -> Writer {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Job>>(4);
         let thread = std::thread::spawn(move || {
+            let mut tables: BTreeMap<u32, Tables> = BTreeMap::new();
+            let mut files = Vec::new();
+            let mut most_open = 0;
             let mut last = None;
-            for (key, which, batch) in rx.into_iter().flatten() {
+            for job in rx.into_iter().flatten() {
+                let (key, which, batch) = match job {
+                    Job::Rows(key, which, batch) => (key, which, batch),
+                    Job::Close(key) => {
+                        // A partition whose rings made no row has its empty tables too.
+                        let t = match tables.remove(&key) {
+                            Some(t) => t,
+                            None => maker.tables(key)?,
+                        };
+                        files.extend(t.commit()?);
+                        continue;
+                    }
+                };
                 // A partition the batches left closes its open row groups: their column
                 // writers (a zstd context each, about a mebibyte a table) are not held for
-                // every chip of a dataset at once. Rings come chip by chip, so a chip's row
+                // every chip whose rings interleave. Rings come chip by chip, so a chip's row
                 // groups are the ones it would have had (rings of chips that interleave make
                 // more, smaller ones).
                 if let Some(t) = last.filter(|&l| l != key).and_then(|l| tables.get_mut(&l)) {
-                    t.zones.close_open_group()?;
-                    t.marks.close_open_group()?;
-                    t.ops.close_open_group()?;
+                    t.close_open_groups()?;
                 }
                 last = Some(key);
+                if !tables.contains_key(&key) {
+                    tables.insert(key, maker.tables(key)?);
+                    most_open = most_open.max(tables.len());
+                }
                 let Some(t) = tables.get_mut(&key) else {
                     return Err(Error::Internal(format!(
                         "no Parquet partition for chip {key}"
@@ -367,13 +457,16 @@ impl Writer {
                 match which {
                     Which::Zones => t.zones.write(batch)?,
                     Which::Marks => t.marks.write(batch)?,
-                    Which::Ops => t.ops.write(batch)?,
+                    Which::Ops => {
+                        return Err(Error::Internal(
+                            "the Parquet writer thread takes no ops rows".into(),
+                        ))
+                    }
                 }
             }
-            Ok(tables)
+            Ok((tables, files, most_open))
         });
         Writer {
-            keys,
             tx: Some(tx),
             thread: Some(thread),
             jobs: Vec::new(),
@@ -385,11 +478,16 @@ impl Writer {
     /// error.
     fn send(&mut self, key: u32, which: Which, batch: RecordBatch) -> Result<()> {
         self.rows += batch.num_rows();
-        self.jobs.push((key, which, batch));
+        self.jobs.push(Job::Rows(key, which, batch));
         if self.rows >= HAND_OVER_ROWS || self.jobs.len() >= HAND_OVER_JOBS {
             self.hand_over()?;
         }
         Ok(())
+    }
+
+    /// Partition `key` has had its last ring: its files are committed after its batches.
+    fn close(&mut self, key: u32) {
+        self.jobs.push(Job::Close(key));
     }
 
     /// Hands the batches held over.
@@ -409,8 +507,9 @@ impl Writer {
         }
     }
 
-    /// Waits for every batch to be written; the tables, to commit.
-    fn join(&mut self) -> Result<BTreeMap<u32, Tables>> {
+    /// Waits for every batch to be written; the partitions still open, to commit, and the
+    /// files committed.
+    fn join(&mut self) -> Result<Written> {
         if !self.jobs.is_empty() && self.tx.is_some() {
             self.hand_over()?;
         }
@@ -452,8 +551,11 @@ pub struct ParquetSink {
     inputs: Inputs,
     /// The dictionaries of the profile ([`Profile::uid`]) whose rings are coming.
     dicts: Option<(u64, Dictionaries)>,
-    /// The zones, marks and ops schemas (from [`Sink::begin`]).
-    schemas: Option<[SchemaRef; 3]>,
+    /// What makes the tables (from [`Sink::begin`]).
+    maker: Option<Maker>,
+    /// Every partition (chip) key, and the index of its last ring if it has rings (from
+    /// [`Sink::begin`]).
+    partitions: BTreeMap<u32, Option<usize>>,
     /// The thread that encodes and writes the tables (from [`Sink::begin`]).
     writer: Option<Writer>,
     /// What a ring given in pieces carries from piece to piece: the ends of its zones still
@@ -461,6 +563,8 @@ pub struct ParquetSink {
     open: BinaryHeap<Reverse<u64>>,
     /// Rows written (after [`Sink::finish`]).
     pub written: ParquetRows,
+    /// The most partitions whose rings were being written at once (after [`Sink::finish`]).
+    pub(crate) most_open: usize,
 }
 
 impl ParquetSink {
@@ -488,8 +592,10 @@ impl ParquetSink {
             layout,
             inputs: inputs.clone(),
             dicts: None,
-            schemas: None,
+            maker: None,
+            partitions: BTreeMap::new(),
             writer: None,
+            most_open: 0,
             open: BinaryHeap::new(),
             written: ParquetRows::default(),
         }
@@ -497,29 +603,6 @@ impl ParquetSink {
 
     fn partitioned(&self) -> bool {
         matches!(self.layout, Layout::Dataset { .. })
-    }
-
-    /// The directory everything goes under.
-    fn root(&self) -> &Path {
-        match &self.layout {
-            Layout::Files(dir) | Layout::Dataset { dir, .. } => dir,
-        }
-    }
-
-    /// The file of `table` (for chip `chip` in a dataset).
-    fn path(&self, table: &str, chip: u32) -> PathBuf {
-        match &self.layout {
-            Layout::Files(dir) => dir.join(match table {
-                "zones" => ZONES_FILE,
-                "marks" => MARKS_FILE,
-                _ => OPS_FILE,
-            }),
-            Layout::Dataset { dir, host } => dir
-                .join(table)
-                .join(format!("host={host}"))
-                .join(format!("chip={chip}"))
-                .join("part-0.parquet"),
-        }
     }
 }
 
@@ -550,50 +633,41 @@ fn valid_host(host: &str) -> bool {
 impl Sink for ParquetSink {
     fn begin(&mut self, p: &Profile) -> Result<()> {
         let with_chip = !self.partitioned();
-        let chips: BTreeSet<u32> = if let Layout::Dataset { host, .. } = &self.layout {
+        if let Layout::Dataset { host, .. } = &self.layout {
             check_host(host)?;
-            p.readout
-                .rings
-                .iter()
-                .map(|r| r.id.chip)
-                .chain(p.ops.iter().map(|o| o.chip))
-                .collect()
-        } else {
-            [0].into()
-        };
-        let props = properties();
-        let counters = tables::counter_names(p.oplog.as_ref());
-        let mut all = BTreeMap::new();
-        for &chip in &chips {
-            let zones = Table::create(
-                self.root(),
-                self.path("zones", chip),
-                tables::zones_schema(with_chip, &counters),
-                props.clone(),
-                &self.inputs,
-            )?;
-            let marks = Table::create(
-                self.root(),
-                self.path("marks", chip),
-                tables::marks_schema(with_chip),
-                props.clone(),
-                &self.inputs,
-            )?;
-            let ops = Table::create(
-                self.root(),
-                self.path("ops", chip),
-                tables::ops_schema(with_chip),
-                props.clone(),
-                &self.inputs,
-            )?;
-            all.insert(chip, Tables { zones, marks, ops });
         }
-        self.schemas = Some([
-            tables::zones_schema(with_chip, &counters),
-            tables::marks_schema(with_chip),
-            tables::ops_schema(with_chip),
-        ]);
-        self.writer = Some(Writer::start(all));
+        let key = |chip: u32| if with_chip { 0 } else { chip };
+        let mut partitions = BTreeMap::new();
+        if with_chip {
+            partitions.insert(0, None);
+        }
+        for (i, r) in p.readout.rings.iter().enumerate() {
+            partitions.insert(key(r.id.chip), Some(i));
+        }
+        for o in &p.ops {
+            partitions.entry(key(o.chip)).or_insert(None);
+        }
+        let counters = tables::counter_names(p.oplog.as_ref());
+        let maker = Maker {
+            layout: self.layout.clone(),
+            inputs: self.inputs.clone(),
+            schemas: [
+                tables::zones_schema(with_chip, &counters),
+                tables::marks_schema(with_chip),
+                tables::ops_schema(with_chip),
+            ],
+            props: properties(),
+        };
+        // Every file may be written (not a link, a device, an input): said before any ring
+        // is read, though each is made only when its partition's rings come.
+        for &chip in partitions.keys() {
+            for which in [Which::Zones, Which::Marks, Which::Ops] {
+                crate::atomic::check_destination(&maker.path(which, chip), &self.inputs)?;
+            }
+        }
+        self.writer = Some(Writer::start(maker.clone()));
+        self.maker = Some(maker);
+        self.partitions = partitions;
         Ok(())
     }
 
@@ -624,20 +698,21 @@ impl Sink for ParquetSink {
                 Dictionaries::new(&p.labels, &p.ops, p.oplog.as_ref()),
             ));
         }
-        let (Some((_, d)), Some([zs, ms, _]), Some(w)) = (
+        let key = if with_chip { 0 } else { v.lane.chip };
+        let closes = v.part().last && self.partitions.get(&key) == Some(&Some(v.index));
+        let (Some((_, d)), Some(Maker { schemas, .. }), Some(w)) = (
             self.dicts.as_ref(),
-            self.schemas.as_ref(),
+            self.maker.as_ref(),
             self.writer.as_mut(),
         ) else {
             return Ok(());
         };
-        let key = if with_chip { 0 } else { v.lane.chip };
         let (written, open) = (&mut self.written, &mut self.open);
         // A long ring goes in batches of `direct::BATCH_ROWS` rows: one ring's whole table
         // was ~90 bytes a zone.
         direct::ring_batches_by(
-            zs,
-            ms,
+            &schemas[0],
+            &schemas[1],
             d,
             p,
             v,
@@ -659,31 +734,42 @@ impl Sink for ParquetSink {
                     w.send(key, Which::Marks, batch)
                 }
             },
-        )
+        )?;
+        if closes {
+            w.close(key);
+        }
+        Ok(())
     }
 
     fn finish(&mut self, p: &Profile) -> Result<Finished> {
-        // Ops last: a run fed in parts knows its ops' device spans only now.
         let with_chip = !self.partitioned();
-        let (Some([_, _, os]), Some(mut w)) = (self.schemas.take(), self.writer.take()) else {
+        let (Some(maker), Some(mut w)) = (self.maker.take(), self.writer.take()) else {
             return Ok(Finished::default());
         };
-        for key in w.keys.clone() {
-            let b = tables::ops_batch(&os, &p.ops, &p.device_ops, (!with_chip).then_some(key))
-                .map_err(|e| {
-                    Error::Internal(format!("Parquet ops table: building a batch: {e}"))
-                })?;
-            w.send(key, Which::Ops, b)?;
+        let (mut open, mut files, most_open) = w.join()?;
+        self.most_open = most_open;
+        // The zones and marks of partitions without rings (a chip only an op names), then
+        // the ops, a partition at a time: a run fed in parts knows its ops' device spans
+        // only now.
+        for (&key, last) in &self.partitions {
+            let tables = match open.remove(&key) {
+                Some(t) => t,
+                None if last.is_none() => maker.tables(key)?,
+                None => continue,
+            };
+            files.extend(tables.commit()?);
         }
-        let mut files = Vec::new();
-        let mut ops = Vec::new();
-        for (_, t) in w.join()? {
-            self.written.ops += t.ops.rows;
-            files.push(t.zones.commit()?);
-            files.push(t.marks.commit()?);
-            ops.push(t.ops);
-        }
-        for t in ops {
+        for &key in self.partitions.keys() {
+            let b = tables::ops_batch(
+                &maker.schemas[Which::Ops as usize],
+                &p.ops,
+                &p.device_ops,
+                (!with_chip).then_some(key),
+            )
+            .map_err(|e| Error::Internal(format!("Parquet ops table: building a batch: {e}")))?;
+            let mut t = maker.table(Which::Ops, key)?;
+            t.write(b)?;
+            self.written.ops += t.rows;
             files.push(t.commit()?);
         }
         Ok(Finished {

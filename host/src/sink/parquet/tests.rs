@@ -175,6 +175,67 @@ fn a_dataset_is_partitioned_by_host_and_chip_without_the_chip_column() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Issue 41 (Deliver 1): every partition's tables were made when the drive began and
+/// committed at its end, about 90 KB a chip held open at once (115 MB at 1,000 chips). A
+/// partition is made at its first ring and committed after its last, so rings that come
+/// chip by chip hold one open; rings that interleave hold the chips between a chip's first
+/// and last ring.
+#[test]
+fn a_dataset_holds_open_only_the_partitions_whose_rings_are_coming() {
+    use crate::decode::{RecordKind, Records};
+    let (chips, rings_per_chip) = (5u32, 3usize);
+    let mut r = fixture::readout();
+    let template = r.rings[0].clone();
+    r.rings.clear();
+    for chip in 0..chips {
+        for k in 0..rings_per_chip {
+            let mut ring = template.clone();
+            ring.id.chip = chip;
+            ring.id.tile.x += k as u8;
+            let mut rec = Records::new();
+            for z in 0..10u64 {
+                rec.push(RecordKind::Zone, 1, 100 + 10 * z, 105 + 10 * z, 0, 0, 1);
+            }
+            ring.records = rec;
+            r.rings.push(ring);
+        }
+    }
+    let dir = crate::testing::temp_dir("parquet-dataset-open");
+    let inputs = crate::inputs::Inputs::none();
+    // On a timebase that knows every chip (a ring of a chip it does not know has no zones).
+    let profile = |r: crate::readout::Readout| {
+        let res = fixture::resolution(&r);
+        let clock = crate::timebase::Timebase::nominal(fixture::ARCH, chips);
+        Profile::resolved(r, res, None, clock)
+    };
+    let p = profile(r.clone());
+    let mut s = ParquetSink::dataset(&dir.join("by-chip"), "h", &inputs);
+    let done = sink::drive(&p, &mut [&mut s]).unwrap().pop().unwrap();
+    assert_eq!(s.most_open, 1, "rings chip by chip hold one partition open");
+    assert_eq!(s.written.zones, u64::from(chips) * 30);
+    for chip in 0..chips {
+        let zones = dir.join(format!("by-chip/zones/host=h/chip={chip}/part-0.parquet"));
+        let rows: usize = read(&zones).iter().map(|b| b.num_rows()).sum();
+        assert_eq!(rows, 30, "chip {chip}");
+        for table in ["marks", "ops"] {
+            let f = dir.join(format!("by-chip/{table}/host=h/chip={chip}/part-0.parquet"));
+            assert!(done.files.contains(&f), "{f:?}");
+        }
+    }
+    assert_eq!(done.files.len(), 3 * chips as usize);
+    // Chip 0's last ring after chip 2's first: chip 0 stays open beside chip 1, then beside
+    // chip 2 (chip 1 was committed after its last ring): two at once.
+    let last = r.rings.remove(rings_per_chip - 1);
+    r.rings.insert(2 * rings_per_chip + 1, last);
+    let p = profile(r);
+    let mut s = ParquetSink::dataset(&dir.join("interleaved"), "h", &inputs);
+    sink::drive(&p, &mut [&mut s]).unwrap();
+    assert_eq!(s.most_open, 2);
+    let zones = dir.join("interleaved/zones/host=h/chip=0/part-0.parquet");
+    assert_eq!(read(&zones).iter().map(|b| b.num_rows()).sum::<usize>(), 30);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_failed_drive_leaves_no_file() {
     let p = profile();
