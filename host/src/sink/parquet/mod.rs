@@ -66,6 +66,11 @@
 //! `ops`); the files leave out `chip`, which the path carries. Captures of several hosts
 //! of a multi-card system then sit side by side and any engine reads them as one table
 //! (DuckDB: `read_parquet('DIR/zones/*/*/*.parquet', hive_partitioning = true)`).
+//!
+//! A partition's zones and marks files are made at its chip's first ring and committed
+//! after its last; its ops file is written at the end. A dataset of many chips whose rings
+//! come chip by chip (as a device log lists them) holds one partition open at a time, not
+//! every chip's three files.
 
 mod direct;
 mod keys;
