@@ -445,14 +445,13 @@ impl Writer {
                     t.close_open_groups()?;
                 }
                 last = Some(key);
-                if !tables.contains_key(&key) {
-                    tables.insert(key, maker.tables(key)?);
-                    most_open = most_open.max(tables.len());
-                }
-                let Some(t) = tables.get_mut(&key) else {
-                    return Err(Error::Internal(format!(
-                        "no Parquet partition for chip {key}"
-                    )));
+                let open = tables.len();
+                let t = match tables.entry(key) {
+                    std::collections::btree_map::Entry::Occupied(t) => t.into_mut(),
+                    std::collections::btree_map::Entry::Vacant(e) => {
+                        most_open = most_open.max(open + 1);
+                        e.insert(maker.tables(key)?)
+                    }
                 };
                 match which {
                     Which::Zones => t.zones.write(batch)?,
