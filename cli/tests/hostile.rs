@@ -879,17 +879,7 @@ fn a_disk_full_after_the_main_outputs_exits_2_naming_what_was_not_written() {
     };
     fs.fill();
     let out = f.dir.join("out");
-    let o = ttprof(&[
-        "report",
-        "--device",
-        p(&f.image),
-        "--oplog",
-        p(&f.oplog),
-        "--out",
-        p(&out),
-        "--dataset",
-        p(&fs.0),
-    ]);
+    let o = report_with_dataset(&f, &out, &fs.0);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
         text(&o).contains("was not written (its disk is full)") && text(&o).contains(p(&fs.0)),
@@ -898,6 +888,21 @@ fn a_disk_full_after_the_main_outputs_exits_2_naming_what_was_not_written() {
     );
     assert_eq!(zone_ends(&out.join("profile_log_device.csv")), f.zones);
     drop(fs);
+}
+
+/// `report` of the fixture's image to `out`, with `--dataset dataset`.
+fn report_with_dataset(f: &Fixture, out: &Path, dataset: &Path) -> Output {
+    ttprof(&[
+        "report",
+        "--device",
+        p(&f.image),
+        "--oplog",
+        p(&f.oplog),
+        "--out",
+        p(out),
+        "--dataset",
+        p(dataset),
+    ])
 }
 
 #[test]
@@ -909,19 +914,7 @@ fn a_dataset_disk_that_fills_at_any_page_exits_2_never_1() {
     // byte in the library: `a_disk_full_anywhere_in_a_table_is_the_io_error_itself`.)
     let f = fixture("hostile-dataset-disk-fills");
     let out = f.dir.join("out");
-    let report = |dataset: &Path| {
-        ttprof(&[
-            "report",
-            "--device",
-            p(&f.image),
-            "--oplog",
-            p(&f.oplog),
-            "--out",
-            p(&out),
-            "--dataset",
-            p(dataset),
-        ])
-    };
+    let report = |dataset: &Path| report_with_dataset(&f, &out, dataset);
     // The dataset's pages, written where there is room.
     let roomy = f.dir.join("roomy");
     let o = report(&roomy);
