@@ -21,7 +21,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use ttprof::devmem::{DeviceMemory, MappedImage};
 use ttprof::oplog::{KernelBinding, OpLogWriter, OpRecord};
-use ttprof::testing::{temp_dir, write_kernel_elf, ElfSpec, ImageBuilder};
+use ttprof::testing::{files_under, temp_dir, write_kernel_elf, ElfSpec, ImageBuilder};
 use ttprof_rt::sim::Sim;
 
 mod support;
@@ -919,9 +919,10 @@ fn a_dataset_disk_that_fills_at_any_page_exits_2_never_1() {
     let roomy = f.dir.join("roomy");
     let o = report(&roomy);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let pages: u64 = files_under(&roomy)
-        .iter()
-        .map(|f| std::fs::metadata(f).unwrap().len().div_ceil(4096))
+    let written = files_under(&roomy);
+    let pages: u64 = written
+        .values()
+        .map(|bytes| (bytes.len() as u64).div_ceil(4096))
         .sum();
     assert!(pages > 3, "the dataset spans pages: {pages}");
     let Some(fs) = Tmpfs::mount(f.dir.join("dataset"), "1m") else {
@@ -949,8 +950,8 @@ fn a_dataset_disk_that_fills_at_any_page_exits_2_never_1() {
                 text(&o)
             ),
             Some(0) => assert_eq!(
-                files_under(&dataset).len(),
-                files_under(&roomy).len(),
+                files_under(&dataset).keys().collect::<Vec<_>>(),
+                written.keys().collect::<Vec<_>>(),
                 "room {room} pages"
             ),
             _ => panic!("room {room} of {pages} pages: {code:?}: {}", text(&o)),
@@ -964,23 +965,6 @@ fn a_dataset_disk_that_fills_at_any_page_exits_2_never_1() {
         "room for all of it writes it all"
     );
     drop(fs);
-}
-
-/// Every file below `dir`.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut dirs = vec![dir.to_path_buf()];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let path = e.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else {
-                files.push(path);
-            }
-        }
-    }
-    files
 }
 
 // --- An image truncated under its mapping: an error naming it, not SIGBUS (issue 26) --------
