@@ -31,12 +31,16 @@
 //! `--dataset`, a partition per chip) and the chips with `tracy` too (`chips-tracy`, up
 //! to Tracy's 255 GPU contexts, a chip each; Tracy's lane ids carry NoC coordinates below
 //! 32, which the tiny rings' tiles pass): peak memory over the number of rings and chips.
+//! The shape `ops` is [`OPS_PER_M`] ops per size unit (2,000 at 8) on one chip's
+//! [`OPS_TILES`] tiles, every RISC of each recording a KERNEL zone and one zone per op
+//! ([`write_ops_csv`]), measured with `import` (`ops-import`): peak memory over the number
+//! of ops.
 //! The shape `two-chips` is a real two-chip run, `ttprof run --chips 2` of [`KERNEL`] on BRISC
 //! of a 1x1 grid recording all the zones on each chip (two rings of that length), then
 //! `report` and `tracy` of its snapshot and `import` of its device log
 //! (`two-chips-run`, `-report`, `-tracy`, `-import`).
 //!
-//! `cargo run --release -p ttprof --features bench --bin stream-bench [-- --ttprof PATH --sizes 1,2,4,8 --shapes rings,ring,tiny-rings,chips,two-chips --commands report,import,run,capture,tracy,read-consume --dir DIR --out FILE --keep]`
+//! `cargo run --release -p ttprof --features bench --bin stream-bench [-- --ttprof PATH --sizes 1,2,4,8 --shapes rings,ring,tiny-rings,chips,ops,two-chips --commands report,import,run,capture,tracy,read-consume --dir DIR --out FILE --keep]`
 //!
 //! Writes `target/bench/stream.json`; `--ttprof` defaults to the `ttprof` beside this binary.
 
@@ -46,7 +50,7 @@ use std::time::{Duration, Instant};
 use ttprof::testing::long_run;
 
 /// The shapes `--shapes` takes (module docs).
-const SHAPES: [&str; 5] = ["rings", "ring", "tiny-rings", "chips", "two-chips"];
+const SHAPES: [&str; 6] = ["rings", "ring", "tiny-rings", "chips", "ops", "two-chips"];
 /// `tiny-rings`: rings per size unit (8 -> 300,000 rings of 2 zones).
 const TINY_RINGS_PER_M: u64 = 37_500;
 /// `chips`: chips per size unit (8 -> 1,000 chips), each one core's BRISC of
@@ -56,6 +60,10 @@ const CHIPS_PER_M: u64 = 125;
 const TRACY_CHIPS: u64 = 255;
 /// Zones of each chip's one ring in the `chips` shape.
 const CHIP_RING_ZONES: u64 = 100;
+/// `ops`: ops per size unit (8 -> 2,000 ops), each on [`OPS_TILES`] tiles.
+const OPS_PER_M: u64 = 250;
+/// `ops`: the tiles every op runs on, every RISC of each (320 rings).
+const OPS_TILES: u64 = 64;
 
 /// Zones per ring, every size (a longer run has more rings, not longer ones).
 const RING_ZONES: u64 = 12_000;
@@ -227,6 +235,19 @@ fn main() {
                 let r = tracy(&ttprof, &csv, None, 19_000 + m as u16);
                 record(&format!("{shape}-tracy"), m, &r, made, made, "zones");
             }
+            if !keep {
+                let _ = std::fs::remove_file(&csv);
+            }
+        }
+        if has("ops", "import") {
+            let ops = m * OPS_PER_M;
+            eprintln!("{m}: ops: {ops} ops on {OPS_TILES} tiles ...");
+            let csv = d.join("ops.csv");
+            let made = write_ops_csv(&csv, ops);
+            let out = d.join("ops-import");
+            let r = measure_import(&ttprof, &csv, &out);
+            record("ops-import", m, &r, made, 2 * made, "rows");
+            let _ = std::fs::remove_dir_all(&out);
             if !keep {
                 let _ = std::fs::remove_file(&csv);
             }
@@ -623,6 +644,54 @@ fn append_chip_zone(path: &Path, chip: u64) -> u64 {
 /// Writes tt-metal's device log of `chips` chips of `rings` rings each (cores from 1,1 up,
 /// five RISCs a core), each ring a `<RISC>-KERNEL` zone around `zones - 1` zones, one run.
 /// Returns the zones written.
+/// A device log of `ops` ops on one chip, each on the same [`OPS_TILES`] tiles, every RISC
+/// of each: a KERNEL zone around one zone per RISC and op, as tt-metal writes a model's
+/// run of many small ops (each ring's rows together, in op order). Returns the zones.
+fn write_ops_csv(path: &Path, ops: u64) -> u64 {
+    use std::io::Write;
+    const RISCS: [&str; 5] = ["BRISC", "NCRISC", "TRISC_0", "TRISC_1", "TRISC_2"];
+    let f =
+        std::fs::File::create(path).unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    let written = (|| -> std::io::Result<()> {
+        writeln!(
+            w,
+            "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 1"
+        )?;
+        writeln!(
+            w,
+            "PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data"
+        )?;
+        for tile in 0..OPS_TILES {
+            let (x, y) = (1 + tile % 8, 1 + tile / 8);
+            for risc in RISCS {
+                let kernel = if risc.starts_with("TRISC") {
+                    "TRISC-KERNEL"
+                } else {
+                    &format!("{risc}-KERNEL")
+                };
+                for op in 0..ops {
+                    let t = 1_000 + 300 * op;
+                    let run = op + 1;
+                    let mut row = |time: u64, name: &str, kind: &str, line: u32| {
+                        writeln!(
+                            w,
+                            "0,{x},{y},{risc},0,{time},0,{run},,,{name},{kind},{line},kernel.cpp,"
+                        )
+                    };
+                    row(t, kernel, "ZONE_START", 1)?;
+                    row(t + 10, "step", "ZONE_START", 5)?;
+                    row(t + 17, "step", "ZONE_END", 5)?;
+                    row(t + 120, kernel, "ZONE_END", 1)?;
+                }
+            }
+        }
+        w.flush()
+    })();
+    written.unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+    ops * OPS_TILES * 5 * 2
+}
+
 fn write_rings_csv(path: &Path, chips: u64, rings: u64, zones: u64) -> u64 {
     use std::io::Write;
     const RISCS: [&str; 5] = ["BRISC", "NCRISC", "TRISC_0", "TRISC_1", "TRISC_2"];
