@@ -45,6 +45,7 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
         dataset: None,
         html_limits: (ttprof::html::MAX_ZONES, ttprof::html::MAX_MARKS),
         inputs: ttprof::inputs::Inputs::none(),
+        stopped: vec![],
     };
     let profile =
         ttprof::profile::Profile::resolved(outcome.readout.clone(), res, Some(oplog), timebase);

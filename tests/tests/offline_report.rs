@@ -70,6 +70,7 @@ fn snapshot_reproduces_outputs(name: &str, drain_every_cycles: u64) {
         dataset: None,
         html_limits: (ttprof::html::MAX_ZONES, ttprof::html::MAX_MARKS),
         inputs: ttprof::inputs::Inputs::none(),
+        stopped: vec![],
     };
     let here = out.join("in-process");
     let profile = ttprof::profile::Profile::resolved(

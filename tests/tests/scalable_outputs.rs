@@ -55,6 +55,7 @@ fn demo(out: &Path) -> (Profile, Written) {
         dataset: None,
         html_limits: (ttprof::html::MAX_ZONES, ttprof::html::MAX_MARKS),
         inputs: ttprof::inputs::Inputs::none(),
+        stopped: vec![],
     };
     let w = outputs::write_all(
         &out.join("report"),

@@ -47,6 +47,9 @@ pub struct Options {
     /// The command's input guard: no output is written over one of its inputs
     /// ([`Inputs::none`] by default: no guard).
     pub inputs: Inputs,
+    /// The ops a kernel fault stopped (a session's), with what their cores were doing:
+    /// `ttprof_analysis.json` lists each with its op (module [`analysis`]'s `stopped`).
+    pub stopped: Vec<analysis::Stopped>,
 }
 
 /// The page's limits: [`html::MAX_ZONES`] and [`html::MAX_MARKS`], or both set by
@@ -81,6 +84,7 @@ impl Default for Options {
             dataset: None,
             html_limits: html_limits(),
             inputs: Inputs::none(),
+            stopped: Vec::new(),
         }
     }
 }
@@ -212,8 +216,9 @@ pub fn write_all_rings(
         inputs,
     )
     .with_analysis(&shared);
-    let mut analysis_sink =
-        AnalysisSink::new(&dir.join(analysis::FILE_NAME), inputs).with_analysis(&shared);
+    let mut analysis_sink = AnalysisSink::new(&dir.join(analysis::FILE_NAME), inputs)
+        .with_analysis(&shared)
+        .with_stopped(options.stopped.clone());
     let mut perfetto = PerfettoSink::new(&dir.join(crate::sink::perfetto::FILE_NAME), inputs)
         .with_analysis(&shared);
     drop(shared);
@@ -365,6 +370,7 @@ mod tests {
             dataset: None,
             html_limits: (html::MAX_ZONES, html::MAX_MARKS),
             inputs: Inputs::none(),
+            stopped: vec![],
         };
         let p = Profile::resolved(
             r,

@@ -960,7 +960,7 @@ impl Session {
             log,
             faults,
             launched,
-            mut stops,
+            stops,
             lines,
             stamps,
             mut daisy,
@@ -1044,6 +1044,8 @@ impl Session {
             dataset: cfg.dataset.clone(),
             summary_threshold_ns: cfg.summary_threshold_ns,
             inputs: cfg.inputs.clone(),
+            // The ops a fault stopped, with what their cores were doing.
+            stopped: stops,
             ..outputs::Options::default()
         };
         remove_old_op_reports(&cfg.out)?;
@@ -1070,16 +1072,6 @@ impl Session {
             }
         };
         drop(spool);
-        if !stops.is_empty() {
-            // The ops a fault stopped, with what their cores were doing: the analysis again.
-            crate::sink::analysis::add_stopped(&mut written.analysis, &model, &mut stops);
-            crate::sink::analysis::write_with_stops(
-                &written.analysis_file,
-                &written.analysis,
-                &stops,
-                &cfg.inputs,
-            )?;
-        }
         let mut lines = lines;
         if let Some(lines) = &mut lines {
             // Never spooled (`Config::spool_records`): the model holds every zone.

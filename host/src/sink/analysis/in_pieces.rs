@@ -68,7 +68,7 @@ fn sites() -> SiteTable {
 /// zone, with a mark and an empty zone at the same cycle) and waits on CB 1 itself; pack
 /// (TRISC_2) waits on CB 1, which unpack pops, and has a sum wait; NCRISC of the first
 /// tile loses records in band and after its last record.
-fn waiting() -> Profile {
+pub(super) fn waiting() -> Profile {
     let mut readout: Readout = fixture::readout();
     for ring in &mut readout.rings {
         let (risc, t) = (

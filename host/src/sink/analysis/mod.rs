@@ -78,6 +78,7 @@ mod shared;
 mod sink;
 mod stopped;
 mod verdict;
+mod write;
 pub(crate) use counters::of_record as op_counters;
 pub(crate) use counters::{line as counters_line, zones_line as counted_zones_line};
 pub use counters::{CountedZone, OpCounter};
@@ -93,9 +94,9 @@ pub(crate) use roofline::line as roofline_line;
 pub use roofline::{Rate, Roofline};
 pub(crate) use shared::Shared;
 pub(crate) use sink::AnalysisSink;
-pub(crate) use stopped::{add as add_stopped, write as write_with_stops};
 pub use stopped::{OpenWait, Stopped, StoppedCore};
 use verdict::{cb_links, pct, pipeline_order, verdict, waits_by_name};
+pub use write::KEPT_TILES;
 
 use crate::profile::{Profile, RingView};
 use crate::sites::{Signal, Wait};
@@ -291,8 +292,14 @@ pub struct OpAnalysis {
     pub verdict: Option<Verdict>,
     /// Tiles whose own verdict names another stage than the op's.
     pub disagreeing_tiles: Vec<String>,
-    /// Each tile's own analysis.
+    /// Each tile's own analysis. The file has every tile; in memory, past the run's first
+    /// [`KEPT_TILES`] tiles, an op keeps only the tiles whose verdict disagrees with its own,
+    /// each with its verdict and span but no RISC times or CBs, and counts the others in
+    /// [`OpAnalysis::tiles_left_out`] (module `write`).
     pub tiles: Vec<TileAnalysis>,
+    /// Tiles of the op not in [`OpAnalysis::tiles`] (in the file only).
+    #[serde(skip)]
+    pub tiles_left_out: usize,
     /// The chain of busy spans and waits from the op's first start to its last end, each
     /// wait with the signal that ended it (`None` without typed waits or signals).
     pub critical_path: Option<CriticalPath>,
@@ -319,10 +326,11 @@ impl OpAnalysis {
             .iter()
             .filter(|r| trisc(r))
             .any(|r| r.by_wait.keys().any(|w| w.is_cb()));
-        if !typed || self.tiles.is_empty() {
+        let tiles = self.tiles.len() + self.tiles_left_out;
+        if !typed || tiles == 0 {
             return None;
         }
-        let n = self.tiles.len() as f64;
+        let n = tiles as f64;
         let sum = |f: fn(Wait) -> bool| {
             self.riscs
                 .iter()
@@ -405,6 +413,7 @@ mod tests {
             verdict: verdict(&times, 1000.0),
             disagreeing_tiles: vec!["1-2".into()],
             tiles: vec![],
+            tiles_left_out: 0,
             critical_path: None,
             counters: vec![],
             counted_zones: vec![],
@@ -578,6 +587,7 @@ mod tests {
             verdict: Some(v),
             disagreeing_tiles: vec![],
             tiles: vec![],
+            tiles_left_out: 0,
             critical_path: None,
             counters: vec![],
             counted_zones: vec![],

@@ -24,11 +24,7 @@ fn render_raw(a: &Analysis) -> String {
             v.evidence
         ));
         if !op.disagreeing_tiles.is_empty() {
-            for t in op
-                .tiles
-                .iter()
-                .filter(|t| op.disagreeing_tiles.contains(&t.tile))
-            {
+            for t in op.tiles.iter().filter(|t| v.disagrees(t)) {
                 if let Some(tv) = &t.verdict {
                     out.push_str(&format!("    tile {} disagrees: {}\n", t.tile, tv.evidence));
                 }

@@ -11,10 +11,18 @@
 //! to feed a piece adds it. After the last ring, the first holder to
 //! ask computes the [`Analysis`] ([`Shared::finish`]) and every later one gets the same.
 //! A sink made on its own gets a handle of its own, so it works alone as before.
+//!
+//! When `ttprof_analysis.json` is among the sinks ([`Shared::write_to`]), the analysis is
+//! written to it as it is computed, an op at a time, and the holders get what module
+//! `write` keeps of it: memory holds one op's tiles at a time, not every op's.
 
-use super::{Analysis, Analyzer};
+use super::write::{self, Kept, KEPT_TILES};
+use super::{stopped, Analysis, Analyzer, Stopped};
+use crate::error::Result;
+use crate::inputs::Inputs;
 use crate::profile::{Profile, RingView};
 use std::cell::{Cell, RefCell};
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 /// A handle to one run's analysis (see the module docs); clones share it.
@@ -31,14 +39,23 @@ pub(crate) struct Shared {
 type ViewKey = (usize, usize, u64);
 
 enum State {
-    /// Rings still coming: the analyzer, and the last view added, so the next holder to be
-    /// fed it does not add it again.
+    /// Rings still coming: the analyzer, the last view added (so the next holder to be fed
+    /// it does not add it again), and the file the analysis goes to, if any.
     Gathering {
         analyzer: Box<Analyzer>,
         last: Option<ViewKey>,
+        file: Option<File>,
     },
-    /// Computed.
-    Done(Rc<Analysis>),
+    /// Computed, and what writing its file gave (taken by [`Shared::written`]).
+    Done(Rc<Analysis>, Option<Result<()>>),
+}
+
+/// Where the analysis is written as it is computed.
+struct File {
+    path: PathBuf,
+    inputs: Inputs,
+    /// The ops a fault stopped (a session's), written with their ops.
+    stopped: Vec<Stopped>,
 }
 
 impl Default for State {
@@ -46,6 +63,7 @@ impl Default for State {
         State::Gathering {
             analyzer: Box::default(),
             last: None,
+            file: None,
         }
     }
 }
@@ -70,7 +88,7 @@ impl Shared {
         };
         self.piece.set(piece);
         let key = (p as *const Profile as usize, v.index, piece);
-        if let State::Gathering { analyzer, last } = &mut *self.state.borrow_mut() {
+        if let State::Gathering { analyzer, last, .. } = &mut *self.state.borrow_mut() {
             if *last != Some(key) {
                 analyzer.add(p, v);
                 *last = Some(key);
@@ -78,15 +96,53 @@ impl Shared {
         }
     }
 
-    /// The analysis of every ring added: computed once, by the first holder to ask.
+    /// Has the analysis written to `path` (never over one of `inputs`) as it is computed,
+    /// each op of `stopped` with its stop (module `write`). Before any ring is added.
+    pub(crate) fn write_to(&self, path: &Path, inputs: &Inputs, stopped: Vec<Stopped>) {
+        if let State::Gathering { file, .. } = &mut *self.state.borrow_mut() {
+            *file = Some(File {
+                path: path.to_path_buf(),
+                inputs: inputs.clone(),
+                stopped,
+            });
+        }
+    }
+
+    /// The analysis of every ring added: computed once, by the first holder to ask (and
+    /// written then, when it has a file).
     pub(crate) fn finish(&self, p: &Profile) -> Rc<Analysis> {
         let mut state = self.state.borrow_mut();
-        let analysis = match std::mem::replace(&mut *state, State::Done(Rc::default())) {
-            State::Gathering { analyzer, .. } => Rc::new((*analyzer).finish(p)),
-            State::Done(a) => a,
-        };
-        *state = State::Done(Rc::clone(&analysis));
+        let (analysis, written) =
+            match std::mem::replace(&mut *state, State::Done(Rc::default(), None)) {
+                State::Gathering {
+                    analyzer,
+                    file: None,
+                    ..
+                } => (Rc::new((*analyzer).finish(p)), None),
+                State::Gathering {
+                    analyzer,
+                    file: Some(mut f),
+                    ..
+                } => {
+                    stopped::prepare(p, &mut f.stopped);
+                    let ops = stopped::with_stopped((*analyzer).into_ops(p), p, &f.stopped);
+                    let (written, kept) =
+                        write::write(&f.path, ops, &f.stopped, &f.inputs, Kept::new(KEPT_TILES));
+                    (Rc::new(kept.into_analysis()), Some(written))
+                }
+                State::Done(a, written) => (a, written),
+            };
+        *state = State::Done(Rc::clone(&analysis), written);
         analysis
+    }
+
+    /// What writing the analysis's file gave ([`Shared::write_to`]), once: `None` before
+    /// [`Shared::finish`], without a file, or asked before.
+    pub(crate) fn written(&self) -> Option<Result<()>> {
+        match &mut *self.state.borrow_mut() {
+            State::Done(_, written) => written.take(),
+            State::Gathering { .. } => None,
+        }
     }
 }
 

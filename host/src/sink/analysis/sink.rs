@@ -2,8 +2,8 @@
 //! what a ring's pieces carry is the analyzer's, module `gather`), the [`Analysis`] written
 //! as JSON at the end.
 
-use super::{Analysis, Shared};
-use crate::error::Result;
+use super::{Analysis, Shared, Stopped};
+use crate::error::{Error, Result};
 use crate::inputs::Inputs;
 use crate::profile::{Profile, RingView};
 use crate::sink::{Finished, Sink};
@@ -23,17 +23,31 @@ pub(crate) struct AnalysisSink {
 impl AnalysisSink {
     /// The analysis at `path`, never written over one of `inputs`.
     pub(crate) fn new(path: &Path, inputs: &Inputs) -> AnalysisSink {
+        let analyzer = Shared::default();
+        analyzer.write_to(path, inputs, Vec::new());
         AnalysisSink {
             path: path.to_path_buf(),
             inputs: inputs.clone(),
-            analyzer: Some(Shared::default()),
+            analyzer: Some(analyzer),
             analysis: None,
         }
     }
 
-    /// The same file, of `analysis` (shared with other sinks).
+    /// The same file, of `analysis` (shared with other sinks): written as it is computed,
+    /// by whichever holder asks first ([`Shared::write_to`]).
     pub(crate) fn with_analysis(mut self, analysis: &Shared) -> AnalysisSink {
+        analysis.write_to(&self.path, &self.inputs, Vec::new());
         self.analyzer = Some(analysis.clone());
+        self
+    }
+
+    /// The same file, with each op of `stopped` (a session's: the ops a kernel fault
+    /// stopped, and what their cores were doing) listed with its op, and added when no core
+    /// of it recorded a zone.
+    pub(crate) fn with_stopped(self, stopped: Vec<Stopped>) -> AnalysisSink {
+        if let Some(a) = &self.analyzer {
+            a.write_to(&self.path, &self.inputs, stopped);
+        }
         self
     }
 }
@@ -53,8 +67,11 @@ impl Sink for AnalysisSink {
     }
 
     fn finish(&mut self, p: &Profile) -> Result<Finished> {
-        let a = self.analyzer.take().unwrap_or_default().finish(p);
-        super::write_with_stops(&self.path, &a, &[], &self.inputs)?;
+        let shared = self.analyzer.take().unwrap_or_default();
+        let a = shared.finish(p);
+        shared
+            .written()
+            .unwrap_or_else(|| Err(Error::Internal("the analysis was never written".into())))?;
         let left_out: u64 = a
             .ops
             .iter()

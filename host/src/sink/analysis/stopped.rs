@@ -21,14 +21,10 @@
 //! Only the run that stopped knows this (the session reads it off the stopped cores): `ttprof
 //! report` of the run's snapshot has the op's records, not its stop.
 
-use super::{stage_name, Analysis, Analyzer, OpAnalysis};
-use crate::atomic::write_atomic;
-use crate::error::Result;
-use crate::inputs::Inputs;
+use super::{stage_name, Analyzer, OpAnalysis};
 use crate::profile::Profile;
 use riscv_linker::{NocCoord, Risc};
 use serde::Serialize;
-use std::path::Path;
 
 /// What stopped an op, and where each of its cores was.
 #[derive(Clone, Debug, Serialize)]
@@ -144,48 +140,11 @@ impl OpenWait {
     }
 }
 
-/// The analysis as `ttprof_analysis.json` holds it: each op, with `stopped` after the
-/// op's own fields for an op a fault stopped.
-#[derive(Serialize)]
-struct Json<'a> {
-    ops: Vec<OpJson<'a>>,
-}
-
-#[derive(Serialize)]
-struct OpJson<'a> {
-    #[serde(flatten)]
-    op: &'a OpAnalysis,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    stopped: Option<&'a Stopped>,
-}
-
-/// Writes `a` to `path` (never over one of `inputs`), each op of `stopped` with its stop.
-pub(crate) fn write(path: &Path, a: &Analysis, stopped: &[Stopped], inputs: &Inputs) -> Result<()> {
-    let json = Json {
-        ops: a
-            .ops
-            .iter()
-            .map(|op| OpJson {
-                op,
-                stopped: stopped
-                    .iter()
-                    .find(|s| (s.chip, s.run) == (op.chip, op.run)),
-            })
-            .collect(),
-    };
-    // Straight into the file: the text of a run of 300,000 tiles is 130 MB (issue 41).
-    write_atomic(path, inputs, |w| {
-        serde_json::to_writer_pretty(w, &json).map_err(std::io::Error::from)
-    })
-}
-
-/// Adds to `a` each op of `stopped` it lacks (an op whose cores recorded no zone: a KERNEL
-/// zone that never closed leaves its cells empty), in op order, and fills in each stopped
-/// core's stage and each open wait's ns.
-pub(crate) fn add(a: &mut Analysis, p: &Profile, stopped: &mut [Stopped]) {
-    let index = |chip: u32, run: u32| p.op_of(chip, run);
+/// Fills in each stopped core's stage and each open wait's ns (the profile names the
+/// stages and gives the chip's clock).
+pub(crate) fn prepare(p: &Profile, stopped: &mut [Stopped]) {
     for s in stopped.iter_mut() {
-        let Some(op) = index(s.chip, s.run) else {
+        let Some(op) = p.op_of(s.chip, s.run) else {
             continue;
         };
         let cpn = p
@@ -200,19 +159,46 @@ pub(crate) fn add(a: &mut Analysis, p: &Profile, stopped: &mut [Stopped]) {
                 w.waited_ns = w.waited_cycles.zip(cpn).map(|(n, cpn)| n as f64 / cpn);
             }
         }
-        if a.ops.iter().any(|o| (o.chip, o.run) == (s.chip, s.run)) {
-            continue;
-        }
-        let Some(entry) = empty_op(p, op) else {
-            continue;
-        };
-        let at = a
-            .ops
-            .iter()
-            .position(|o| index(o.chip, o.run).is_some_and(|i| i > op))
-            .unwrap_or(a.ops.len());
-        a.ops.insert(at, entry);
     }
+}
+
+/// `ops` (in op order) with each op of `stopped` they lack (an op whose cores recorded no
+/// zone: a KERNEL zone that never closed leaves its cells empty) added in its place in op
+/// order.
+pub(crate) fn with_stopped<'p>(
+    ops: impl Iterator<Item = OpAnalysis> + 'p,
+    p: &'p Profile,
+    stopped: &[Stopped],
+) -> impl Iterator<Item = OpAnalysis> + 'p {
+    let mut lacking: Vec<u32> = stopped
+        .iter()
+        .filter_map(|s| p.op_of(s.chip, s.run))
+        .collect();
+    lacking.sort_unstable();
+    lacking.dedup();
+    let mut lacking = lacking.into_iter().peekable();
+    let mut ops = ops.peekable();
+    std::iter::from_fn(move || loop {
+        let Some(&stop) = lacking.peek() else {
+            return ops.next();
+        };
+        let next = ops.peek().map(|o| p.op_of(o.chip, o.run));
+        match next {
+            // The op is there: nothing to add.
+            Some(Some(i)) if i == stop => {
+                lacking.next();
+            }
+            // An op before the stopped one (or one the profile does not index).
+            Some(i) if i.is_none_or(|i| i < stop) => return ops.next(),
+            // The stopped op's place: after every op before it.
+            _ => {
+                lacking.next();
+                if let Some(op) = empty_op(p, stop) {
+                    return Some(op);
+                }
+            }
+        }
+    })
 }
 
 /// Op `op` as the analysis makes it from no record: a tile per core the op log ran a
@@ -235,6 +221,7 @@ fn empty_op(p: &Profile, op: u32) -> Option<OpAnalysis> {
         verdict: None,
         disagreeing_tiles: Vec::new(),
         tiles: Vec::new(),
+        tiles_left_out: 0,
         critical_path: None,
         counters: Vec::new(),
         counted_zones: Vec::new(),

@@ -250,6 +250,12 @@ pub(super) fn cb_links(times: &[RiscTime], span: f64) -> Vec<CbLink> {
 }
 
 impl Verdict {
+    /// Whether `tile`'s own verdict names another RISC than this one (the op's): a
+    /// disagreeing tile ([`OpAnalysis::disagreeing_tiles`]).
+    pub(crate) fn disagrees(&self, tile: &TileAnalysis) -> bool {
+        tile.verdict.as_ref().is_some_and(|tv| tv.risc != self.risc)
+    }
+
     /// "math (TRISC_1)", "NoC read barrier (reader on BRISC)", "the FPU (math on TRISC_1)"
     /// or "the profiler (reader on BRISC)".
     pub(crate) fn bound_by_stage(&self) -> String {

@@ -357,6 +357,7 @@ mod tests {
             verdict: None,
             disagreeing_tiles: vec![],
             tiles: vec![],
+            tiles_left_out: 0,
             critical_path: Some(path),
             counters: vec![],
             counted_zones: vec![],
