@@ -32,6 +32,11 @@ pub struct RingSites {
 }
 
 impl RingSites {
+    /// The site table of every kernel this ring ran, in run order.
+    pub(crate) fn tables(&self) -> impl Iterator<Item = &Arc<SiteTable>> {
+        self.by_run.iter().map(|(_, t)| t)
+    }
+
     /// The site table of the kernel that ran `run` on this ring.
     #[inline]
     pub fn table(&self, run: u32) -> Option<&SiteTable> {

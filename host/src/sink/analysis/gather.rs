@@ -58,6 +58,10 @@ pub(crate) struct Analyzer {
     holds: Option<bool>,
     /// The ring being added, carried from its first piece to its last.
     ring: InRing,
+    /// Whether some site of the profile is a typed wait or a signal (known at the first
+    /// ring): without one no op has a critical path, and `paths` is not fed (it kept every
+    /// op's KERNEL span per core, 11 KB an op of 64 tiles; issue 41).
+    paths_wanted: Option<bool>,
 }
 
 /// What the analyzer carries of the ring being added from one of its pieces to the next
@@ -107,6 +111,21 @@ struct Walk<'p> {
     cpn: Option<f64>,
     clock: Option<TileClock<'p>>,
     holds: bool,
+}
+
+/// Whether any site table of `p`'s rings has a typed wait or a signal (each table looked at
+/// once, however many rings and runs share it).
+fn any_wait_or_signal(p: &Profile) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    p.sites
+        .rings
+        .iter()
+        .flat_map(|r| r.tables())
+        .filter(|t| seen.insert(std::sync::Arc::as_ptr(t)))
+        .any(|t| {
+            t.iter()
+                .any(|(_, m)| m.wait.is_some() || m.signal.is_some())
+        })
 }
 
 /// (op index, chip, tile) -> per RISC (time, first KERNEL start, last KERNEL end); a RISC
@@ -270,9 +289,14 @@ impl Analyzer {
             return;
         }
         let part = v.part();
+        let paths = *self
+            .paths_wanted
+            .get_or_insert_with(|| any_wait_or_signal(p));
         if part.first {
             self.ring = InRing::default();
-            self.paths.begin_ring();
+            if paths {
+                self.paths.begin_ring();
+            }
         }
         self.add_losses(p, v);
         if !(v.zones.is_empty() && v.marks.is_empty()) {
@@ -289,7 +313,9 @@ impl Analyzer {
                 self.origins.entry((v.lane.chip, v.lane.tile)).or_insert(0);
             }
             self.ring = InRing::default();
-            self.paths.end_ring();
+            if paths {
+                self.paths.end_ring();
+            }
         }
     }
 
@@ -357,7 +383,9 @@ impl Analyzer {
                 .copied()
                 .unwrap_or(LabelKind::Other)
         };
-        self.paths.zone(p, cx.chip, cx.tile, risc, z, &kind);
+        if self.paths_wanted == Some(true) {
+            self.paths.zone(p, cx.chip, cx.tile, risc, z, &kind);
+        }
         let bank = self.counted_labels.get(z.site as usize).copied().flatten();
         if let (Some(bank), Some(value), Some(op)) = (bank, z.value, z.op) {
             let name = p.labels[z.site as usize].name.clone();
@@ -478,7 +506,9 @@ impl Analyzer {
                 .copied()
                 .unwrap_or(LabelKind::Other)
         };
-        self.paths.marks(p, chip, tile, risc, marks, &kind);
+        if self.paths_wanted == Some(true) {
+            self.paths.marks(p, chip, tile, risc, marks, &kind);
+        }
         let (arch, cpn) = (cx.arch, cx.cpn);
         let ns_of = |c: f64| cpn.map_or(0.0, |cpn| c / cpn);
         for m in marks {
@@ -787,5 +817,42 @@ impl Analyzer {
             }
             Some(a)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::fixture;
+
+    fn fed(p: &Profile) -> Analyzer {
+        let mut a = Analyzer::default();
+        for v in p.rings() {
+            a.add(p, &v);
+        }
+        a
+    }
+
+    /// Without a typed wait or a signal among the profile's sites, no op can have a critical
+    /// path and the path's collector keeps nothing (the ops' KERNEL spans per core, 11 KB an
+    /// op of 64 tiles); with them it does.
+    #[test]
+    fn the_critical_paths_collect_only_when_a_site_can_give_one() {
+        let plain = fixture::profile_at(0, fixture::ARCH, true);
+        let a = fed(&plain);
+        assert_eq!(a.paths_wanted, Some(false));
+        assert!(a.paths.is_empty());
+        let analysis = a.finish(&plain);
+        assert!(!analysis.ops.is_empty());
+        assert!(analysis.ops.iter().all(|o| o.critical_path.is_none()));
+        let waiting = super::super::in_pieces::waiting();
+        let a = fed(&waiting);
+        assert_eq!(a.paths_wanted, Some(true));
+        assert!(!a.paths.is_empty());
+        assert!(a
+            .finish(&waiting)
+            .ops
+            .iter()
+            .all(|o| o.critical_path.is_some()));
     }
 }

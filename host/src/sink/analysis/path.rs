@@ -127,6 +127,12 @@ struct Cost {
 }
 
 impl Collector {
+    /// Whether nothing was collected.
+    #[cfg(test)]
+    pub(super) fn is_empty(&self) -> bool {
+        self.traces.is_empty()
+    }
+
     /// A ring begins: nothing carried from the one before.
     pub(super) fn begin_ring(&mut self) {
         self.ring = InRing::default();
