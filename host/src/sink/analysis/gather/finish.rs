@@ -1,0 +1,190 @@
+//! The finish: the cells gathered turned into the [`Analysis`], an op at a time (per tile:
+//! each RISC's times, the CB links, the verdict; per op: the sums over its tiles, the
+//! verdict, the disagreeing tiles, the critical path, counters and roofline).
+
+use super::*;
+
+impl Analyzer {
+    /// The analysis: per op, per tile, verdicts.
+    pub(crate) fn finish(self, p: &Profile) -> Analysis {
+        Analysis {
+            ops: self.into_ops(p).collect(),
+        }
+    }
+
+    /// The analysis an op at a time, in op order ([`Analysis::ops`]): an op's tiles are made
+    /// when it is asked for, so a caller that writes each op and keeps only part of it
+    /// holds one op's tiles at a time (module `write`).
+    pub(crate) fn into_ops(self, p: &Profile) -> impl Iterator<Item = OpAnalysis> + '_ {
+        let mut paths = self.paths.finish(p);
+        let holds = held::index(p.oplog.as_ref());
+        // Tiles per op: each op's list sized to them (a doubling one held up to twice its
+        // 200 bytes a tile unused; issue 41).
+        let mut tile_count: HashMap<u32, usize> = HashMap::new();
+        for &(op, ..) in self.cells.keys() {
+            *tile_count.entry(op).or_default() += 1;
+        }
+        let counted = self.counted;
+        // The cells are in op order: an op is whole when the next cell is another op's.
+        let mut cells = self.cells.into_iter().peekable();
+        std::iter::from_fn(move || {
+            let op = cells.peek()?.0 .0;
+            let mut entry: Option<OpAnalysis> = None;
+            while let Some(((_, chip, tile), riscs)) = cells.next_if(|((o, ..), _)| *o == op) {
+                let o = &p.ops[op as usize];
+                let (times, span) = tile_times(p, op, chip, tile, riscs, &holds);
+                let verdict = verdict(&times, span);
+                let cbs = cb_links(&times, span);
+                let entry = entry.get_or_insert_with(|| OpAnalysis {
+                    op: o.name.clone(),
+                    chip,
+                    run: o.run,
+                    span_ns: 0.0,
+                    riscs: Vec::new(),
+                    verdict: None,
+                    disagreeing_tiles: Vec::new(),
+                    tiles: Vec::with_capacity(tile_count.get(&op).copied().unwrap_or(0)),
+                    tiles_left_out: 0,
+                    critical_path: None,
+                    counters: counters::of(p.oplog.as_ref(), o.chip, o.run),
+                    counted_zones: counters::counted_zones(
+                        &counted,
+                        op,
+                        p.oplog.as_ref(),
+                        o.chip,
+                        o.run,
+                    ),
+                    roofline: roofline::of(p.oplog.as_ref(), o.chip, o.run, p.geometry().arch),
+                });
+                entry.span_ns += span;
+                add_up(&mut entry.riscs, &times);
+                entry.tiles.push(TileAnalysis {
+                    tile: format!("{}-{}", tile.x, tile.y),
+                    span_ns: span,
+                    riscs: times,
+                    cbs,
+                    verdict,
+                });
+            }
+            let mut a = entry?;
+            a.critical_path = paths.remove(&op);
+            if let Some(c) = a.critical_path.as_mut() {
+                c.counters = counters::path_note(c, &a.counters);
+            }
+            a.riscs.sort_by_key(|t| pipeline_order(t.risc));
+            for r in &mut a.riscs {
+                r.waits = waits_by_name(r);
+            }
+            a.verdict = verdict(&a.riscs, a.span_ns);
+            if let Some(v) = a.verdict.as_mut().filter(|_| !a.counters.is_empty()) {
+                v.evidence.push_str("; ");
+                v.evidence.push_str(&counters::evidence(&a.counters));
+                if matches!(v.bound_by.as_str(), "compute" | "coprocessor") {
+                    if let Some((unit, why)) = counters::decide(&a.counters) {
+                        v.unit = unit.map(String::from);
+                        v.evidence.push_str("; ");
+                        v.evidence.push_str(&why);
+                    }
+                }
+            }
+            if let Some(v) = &a.verdict {
+                a.disagreeing_tiles = a
+                    .tiles
+                    .iter()
+                    .filter(|t| v.disagrees(t))
+                    .map(|t| t.tile.clone())
+                    .collect();
+            }
+            Some(a)
+        })
+    }
+}
+
+/// One tile's RISC times in op `op` from its cells (each RISC the op log runs a kernel on
+/// here and that recorded nothing added), in pipeline order, and the tile's span (first
+/// KERNEL start to last KERNEL end, ns).
+fn tile_times(
+    p: &Profile,
+    op: u32,
+    chip: u32,
+    tile: NocCoord,
+    mut riscs: TileCells,
+    holds: &held::Index<'_>,
+) -> (Vec<RiscTime>, f64) {
+    let o = &p.ops[op as usize];
+    let cpn = p.timebase.chips.get(&chip).map_or(0.0, |c| c.cycles_per_ns);
+    // A RISC the op log runs a kernel on here whose KERNEL zone never arrived.
+    let rec = p.oplog.as_ref().and_then(|l| l.op(o.chip, o.run));
+    if let Some(rec) = rec {
+        for risc in Risc::ALL {
+            if rec.kernel_for(tile, risc).is_some() && riscs.iter().all(|r| r.0 != risc) {
+                cell_in(&mut riscs, risc).0.unrecorded = true;
+            }
+        }
+    }
+    let lo = riscs.iter().map(|r| r.1 .1).fold(f64::INFINITY, f64::min);
+    let hi = riscs
+        .iter()
+        .map(|r| r.1 .2)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let span = if hi > lo { hi - lo } else { 0.0 };
+    let mut times: Vec<RiscTime> = riscs
+        .into_iter()
+        .map(|(risc, (c, lo, _))| {
+            let stem = || {
+                rec.and_then(|rec| rec.kernel_for(tile, risc))
+                    .and_then(|k| k.elf.file_stem())
+                    .map_or_else(
+                        || role(risc).to_string(),
+                        |s| s.to_string_lossy().into_owned(),
+                    )
+            };
+            let stage = if c.unrecorded {
+                stem()
+            } else {
+                stage_name(p, op, tile, risc)
+            };
+            let (mut t, kernel, covered) = c.into_time(risc, stage);
+            t.missing_kernel_zone = !lo.is_finite();
+            if let Some(spans) = holds.get(&(o.chip, o.run, tile, risc)) {
+                held::apply(&mut t, (kernel, covered), risc, spans, cpn);
+            }
+            // The records inside waits left those waits (`Cell::into_time`); every
+            // record's cost is out of busy time.
+            let waited: f64 = t.by_wait.values().sum::<f64>() + t.held.values().sum::<f64>();
+            t.busy_ns =
+                (t.kernel_ns - waited - t.profiler_stall_ns - t.profiler_records_ns).max(0.0);
+            t.waits = waits_by_name(&t);
+            t
+        })
+        .collect();
+    times.sort_by_key(|t| pipeline_order(t.risc));
+    (times, span)
+}
+
+/// Adds one tile's RISC times to the op's sums over its tiles.
+fn add_up(riscs: &mut Vec<RiscTime>, times: &[RiscTime]) {
+    for t in times {
+        match riscs.iter_mut().find(|r| r.risc == t.risc) {
+            Some(r) => {
+                r.kernel_ns += t.kernel_ns;
+                r.busy_ns += t.busy_ns;
+                r.profiler_stall_ns += t.profiler_stall_ns;
+                r.profiler_records_ns += t.profiler_records_ns;
+                r.profiler_records += t.profiler_records;
+                r.records_lost += t.records_lost;
+                r.missing_kernel_zone |= t.missing_kernel_zone;
+                for (w, ns) in &t.by_wait {
+                    *r.by_wait.entry(*w).or_default() += ns;
+                }
+                for (w, ns) in &t.held {
+                    *r.held.entry(w.clone()).or_default() += ns;
+                }
+                for (u, ns) in &t.coprocessor_busy {
+                    *r.coprocessor_busy.entry(u.clone()).or_default() += ns;
+                }
+            }
+            None => riscs.push(t.clone()),
+        }
+    }
+}
