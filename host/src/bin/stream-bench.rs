@@ -644,27 +644,40 @@ fn append_chip_zone(path: &Path, chip: u64) -> u64 {
 /// Writes tt-metal's device log of `chips` chips of `rings` rings each (cores from 1,1 up,
 /// five RISCs a core), each ring a `<RISC>-KERNEL` zone around `zones - 1` zones, one run.
 /// Returns the zones written.
+/// The RISCs' names in a device log, in ring order on a tile.
+const RISC_NAMES: [&str; 5] = ["BRISC", "NCRISC", "TRISC_0", "TRISC_1", "TRISC_2"];
+
+/// A device log at `path`, buffered, its two header lines written (Wormhole B0 at 1 GHz, as
+/// tt-metal writes them).
+fn device_log(path: &Path) -> std::io::BufWriter<std::fs::File> {
+    use std::io::Write;
+    let f =
+        std::fs::File::create(path).unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    writeln!(
+        w,
+        "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 1"
+    )
+    .and_then(|()| {
+        writeln!(
+            w,
+            "PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data"
+        )
+    })
+    .unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+    w
+}
+
 /// A device log of `ops` ops on one chip, each on the same [`OPS_TILES`] tiles, every RISC
 /// of each: a KERNEL zone around one zone per RISC and op, as tt-metal writes a model's
 /// run of many small ops (each ring's rows together, in op order). Returns the zones.
 fn write_ops_csv(path: &Path, ops: u64) -> u64 {
     use std::io::Write;
-    const RISCS: [&str; 5] = ["BRISC", "NCRISC", "TRISC_0", "TRISC_1", "TRISC_2"];
-    let f =
-        std::fs::File::create(path).unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    let mut w = device_log(path);
     let written = (|| -> std::io::Result<()> {
-        writeln!(
-            w,
-            "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 1"
-        )?;
-        writeln!(
-            w,
-            "PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data"
-        )?;
         for tile in 0..OPS_TILES {
             let (x, y) = (1 + tile % 8, 1 + tile / 8);
-            for risc in RISCS {
+            for risc in RISC_NAMES {
                 let kernel = if risc.starts_with("TRISC") {
                     "TRISC-KERNEL"
                 } else {
@@ -694,25 +707,14 @@ fn write_ops_csv(path: &Path, ops: u64) -> u64 {
 
 fn write_rings_csv(path: &Path, chips: u64, rings: u64, zones: u64) -> u64 {
     use std::io::Write;
-    const RISCS: [&str; 5] = ["BRISC", "NCRISC", "TRISC_0", "TRISC_1", "TRISC_2"];
-    let f =
-        std::fs::File::create(path).unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    let mut w = device_log(path);
     let inner = zones.saturating_sub(1);
     let written = (|| -> std::io::Result<()> {
-        writeln!(
-            w,
-            "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 1"
-        )?;
-        writeln!(
-            w,
-            "PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data"
-        )?;
         for chip in 0..chips {
             for ring in 0..rings {
                 let core = ring / 5;
                 let (x, y) = (1 + core % 250, 1 + core / 250);
-                let risc = RISCS[(ring % 5) as usize];
+                let risc = RISC_NAMES[(ring % 5) as usize];
                 let mut row = |time: u64, name: &str, kind: &str, line: u32| {
                     writeln!(
                         w,
