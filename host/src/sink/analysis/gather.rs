@@ -657,18 +657,20 @@ impl Analyzer {
     }
 }
 
+/// An analyzer fed every ring of `p` whole (for tests).
+#[cfg(test)]
+pub(super) fn fed(p: &Profile) -> Analyzer {
+    let mut a = Analyzer::default();
+    for v in p.rings() {
+        a.add(p, &v);
+    }
+    a
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::fixture;
-
-    fn fed(p: &Profile) -> Analyzer {
-        let mut a = Analyzer::default();
-        for v in p.rings() {
-            a.add(p, &v);
-        }
-        a
-    }
 
     /// Without a typed wait or a signal among the profile's sites, no op can have a critical
     /// path and the path's collector keeps nothing (the ops' KERNEL spans per core, 11 KB an

@@ -47,10 +47,8 @@ impl Kept {
         } else {
             self.room = 0;
             let all = op.tiles.len();
-            let verdict = op.verdict.take();
             op.tiles
-                .retain(|t| verdict.as_ref().is_some_and(|v| v.disagrees(t)));
-            op.verdict = verdict;
+                .retain(|t| op.verdict.as_ref().is_some_and(|v| v.disagrees(t)));
             for t in &mut op.tiles {
                 t.riscs = Vec::new();
                 t.cbs = Vec::new();
@@ -139,18 +137,9 @@ impl<I: Iterator<Item = OpAnalysis>> Serialize for Ops<'_, '_, I> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{in_pieces, render, Analyzer, TileAnalysis};
+    use super::super::gather::fed;
+    use super::super::{in_pieces, render, TileAnalysis};
     use super::*;
-    use crate::profile::Profile;
-
-    /// The analysis of every ring of `p`, not computed yet.
-    fn analyzer(p: &Profile) -> Analyzer {
-        let mut a = Analyzer::default();
-        for v in p.rings() {
-            a.add(p, &v);
-        }
-        a
-    }
 
     /// `a` as the file held it when the whole analysis was serialised at once.
     fn whole_file(a: &Analysis) -> Vec<u8> {
@@ -175,7 +164,7 @@ mod tests {
     #[test]
     fn the_file_written_an_op_at_a_time_is_the_whole_analysis() {
         let p = in_pieces::waiting();
-        let whole = analyzer(&p).finish(&p);
+        let whole = fed(&p).finish(&p);
         assert!(whole.ops.len() >= 3 && whole.ops.iter().all(|o| o.tiles.len() >= 2));
         assert!(whole.ops.iter().all(|o| o.verdict.is_some()), "typed waits");
         assert!(
@@ -187,7 +176,7 @@ mod tests {
         let path = dir.path().join("ttprof_analysis.json");
         let tiles: usize = whole.ops.iter().map(|o| o.tiles.len()).sum();
         for room in [0, 1, whole.ops[0].tiles.len(), tiles - 1, tiles, usize::MAX] {
-            let ops = analyzer(&p).into_ops(&p);
+            let ops = fed(&p).into_ops(&p);
             let (written, kept) = write(&path, ops, &[], &Inputs::none(), Kept::new(room));
             written.unwrap();
             assert_eq!(
@@ -228,7 +217,7 @@ mod tests {
     #[test]
     fn past_the_room_an_op_keeps_only_its_disagreeing_tiles_verdicts() {
         let p = in_pieces::waiting();
-        let mut whole = analyzer(&p).finish(&p);
+        let mut whole = fed(&p).finish(&p);
         // Tile 0 of every op names another RISC than the op's verdict, the others the same.
         for op in &mut whole.ops {
             let v = op.verdict.clone().unwrap();
