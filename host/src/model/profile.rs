@@ -643,7 +643,7 @@ impl Profile {
                 *s = widen_time(Some(*s), Some((a, b))).expect("both given");
             }
             local.sort_unstable_by_key(|e| e.0);
-            self.ring_labels.push(RingLabels(local.into_boxed_slice()));
+            self.ring_labels.push(RingLabels::from_sorted(&local));
         }
         for (chip, n) in skipped {
             self.issues.push(
@@ -763,16 +763,85 @@ fn overlaps_enough(host: (f64, f64), device: (f64, f64)) -> bool {
     }
 }
 
-/// One ring's labels: (run, site) to an index into [`Profile::labels`], sorted by key (a
-/// slice, not a hash map: one ring in 300,000 with one site took 124 bytes, now 32).
+/// One ring's labels: (run, site) to an index into [`Profile::labels`].
+///
+/// Consecutive run ids whose sites have the same labels are one span: a device log's ops
+/// all run one kernel table, where one entry per (run, site) held 8 KB an op of 64 tiles
+/// (issue 41). One slice, not a map or two slices: one ring in 300,000 with one site took
+/// 124 bytes as a hash map; this takes 40. Laid out as `[spans, (first run, last run,
+/// start) per span, (site, label) per site of each span]`, a span's sites sorted, `start`
+/// indexing the (site, label) pairs.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct RingLabels(pub(crate) Box<[((u32, u16), u32)]>);
+pub(crate) struct RingLabels(Box<[u32]>);
 
 impl RingLabels {
+    /// The labels of `entries`, sorted by (run, site), each once.
+    pub(crate) fn from_sorted(entries: &[((u32, u16), u32)]) -> RingLabels {
+        // Each run's (site, label) list, and the spans of runs with equal lists.
+        let mut spans: Vec<[u32; 3]> = Vec::new();
+        let mut sites: Vec<u32> = Vec::new();
+        let mut at = 0;
+        while at < entries.len() {
+            let run = entries[at].0 .0;
+            let n = entries[at..].iter().take_while(|e| e.0 .0 == run).count();
+            let list = &entries[at..at + n];
+            at += n;
+            if let Some(last) = spans.last_mut() {
+                let start = 2 * last[2] as usize;
+                let same = last[1].checked_add(1) == Some(run)
+                    && sites.len() - start == 2 * n
+                    && list
+                        .iter()
+                        .zip(sites[start..].chunks(2))
+                        .all(|(e, s)| s == [e.0 .1 as u32, e.1]);
+                if same {
+                    last[1] = run;
+                    continue;
+                }
+            }
+            spans.push([run, run, (sites.len() / 2) as u32]);
+            sites.extend(list.iter().flat_map(|e| [e.0 .1 as u32, e.1]));
+        }
+        let mut all = Vec::with_capacity(1 + 3 * spans.len() + sites.len());
+        all.push(spans.len() as u32);
+        all.extend(spans.iter().flatten());
+        all.extend(sites);
+        RingLabels(all.into_boxed_slice())
+    }
+
     /// The label of site `site` of run `run`, if the ring has a record of it.
     pub(crate) fn get(&self, run: u32, site: u16) -> Option<u32> {
-        let i = self.0.binary_search_by_key(&(run, site), |e| e.0).ok()?;
-        Some(self.0[i].1)
+        let n = *self.0.first()? as usize;
+        let (spans, sites) = self.0[1..].split_at(3 * n);
+        // The first span that ends at or after `run` (spans are sorted and disjoint).
+        let (mut lo, mut hi) = (0, n);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if spans[3 * mid + 1] < run {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo == n || spans[3 * lo] > run {
+            return None;
+        }
+        let from = spans[3 * lo + 2] as usize;
+        let to = if lo + 1 < n {
+            spans[3 * lo + 5] as usize
+        } else {
+            sites.len() / 2
+        };
+        let (mut lo, mut hi) = (from, to);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match sites[2 * mid].cmp(&(site as u32)) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(sites[2 * mid + 1]),
+            }
+        }
+        None
     }
 }
 
@@ -783,6 +852,36 @@ mod tests {
 
     /// Views built ring by ring hold exactly what the whole timeline holds, and the record
     /// spans the model computes in its one pass match the zones and marks of the views.
+    /// A ring's labels answer every (run, site) as the entries they were made of, and no
+    /// other; consecutive runs with the same labels share a span.
+    #[test]
+    fn ring_labels_answer_each_run_and_site_as_given() {
+        // Runs 1..=50 label sites 3 and 9 alike, run 51 one site more, 52..=60 as 1..=50,
+        // run 62 (61 skipped) likewise, 70 its own labels.
+        let mut want: BTreeMap<(u32, u16), u32> = BTreeMap::new();
+        for run in (1..=60).chain([62]) {
+            want.insert((run, 3), 7);
+            want.insert((run, 9), 8);
+        }
+        want.insert((51, 5), 2);
+        want.insert((70, 3), 1);
+        let entries: Vec<((u32, u16), u32)> = want.iter().map(|(&k, &v)| (k, v)).collect();
+        let l = RingLabels::from_sorted(&entries);
+        for run in 0..80 {
+            for site in 0..12 {
+                assert_eq!(
+                    l.get(run, site),
+                    want.get(&(run, site)).copied(),
+                    "run {run} site {site}"
+                );
+            }
+        }
+        // Spans: 1..=50, 51, 52..=60, 62, 70.
+        assert_eq!(l.0[0], 5, "{:?}", l.0);
+        assert_eq!(RingLabels::default().get(1, 3), None);
+        assert_eq!(RingLabels::from_sorted(&[]).get(0, 0), None);
+    }
+
     #[test]
     fn ring_views_add_up_to_the_timeline() {
         let p = fixture::profile_at(0, fixture::ARCH, true);

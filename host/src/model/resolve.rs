@@ -25,36 +25,78 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The site tables of one ring, per run id.
+///
+/// Held as spans of consecutive run ids that ran the same table (one `Arc`): a device log
+/// names every op's run on every ring with the one table of its sites, and a ring held one
+/// entry (16 bytes) per run, 5 KB an op of 64 tiles (issue 41). A span covers only the
+/// run ids inserted, so a run the ring never ran still has no table.
 #[derive(Clone, Debug, Default)]
 pub struct RingSites {
-    /// Sorted by run id, each run once.
-    by_run: Vec<(u32, Arc<SiteTable>)>,
+    /// Sorted by run id, disjoint; two spans that touch hold different tables.
+    spans: Vec<RunSpan>,
+}
+
+/// Run ids `first..=last` ran `table`.
+#[derive(Clone, Debug)]
+struct RunSpan {
+    first: u32,
+    last: u32,
+    table: Arc<SiteTable>,
 }
 
 impl RingSites {
-    /// The site table of every kernel this ring ran, in run order.
+    /// The site table of every kernel this ring ran, in run order (a table that ran
+    /// consecutive runs once).
     pub(crate) fn tables(&self) -> impl Iterator<Item = &Arc<SiteTable>> {
-        self.by_run.iter().map(|(_, t)| t)
+        self.spans.iter().map(|s| &s.table)
     }
 
     /// The site table of the kernel that ran `run` on this ring.
     #[inline]
     pub fn table(&self, run: u32) -> Option<&SiteTable> {
-        let i = self.by_run.binary_search_by_key(&run, |(r, _)| *r).ok()?;
-        Some(&self.by_run[i].1)
+        let i = self.spans.partition_point(|s| s.last < run);
+        let s = self.spans.get(i)?;
+        (s.first <= run).then_some(&*s.table)
     }
 
-    /// Sets the table of `run` (keeping `by_run` sorted). Room grows 1, 2, 4, ...: most
-    /// rings run one kernel, where a `Vec`'s first insert makes room for four (48 bytes a
-    /// ring held for nothing; issue 41).
+    /// Sets the table of `run`. Room grows 1, 2, 4, ...: most rings run one kernel, where
+    /// a `Vec`'s first insert makes room for four (48 bytes a ring held for nothing).
     pub(crate) fn insert(&mut self, run: u32, table: Arc<SiteTable>) {
-        match self.by_run.binary_search_by_key(&run, |(r, _)| *r) {
-            Ok(i) => self.by_run[i].1 = table,
-            Err(i) => {
-                crate::util::vec::room_for_one(&mut self.by_run);
-                self.by_run.insert(i, (run, table))
+        let mut i = self.spans.partition_point(|s| s.last < run);
+        if let Some(s) = self.spans.get(i).filter(|s| s.first <= run) {
+            if Arc::ptr_eq(&s.table, &table) {
+                return;
+            }
+            // Split the span around `run`.
+            let s = self.spans.remove(i);
+            if s.first < run {
+                self.put(i, s.first, run - 1, s.table.clone());
+                i += 1;
+            }
+            if run < s.last {
+                self.put(i, run + 1, s.last, s.table);
             }
         }
+        self.put(i, run, run, table);
+        // Join the neighbours that touch it and ran the same table.
+        if i + 1 < self.spans.len() {
+            let (a, b) = (&self.spans[i], &self.spans[i + 1]);
+            if a.last + 1 == b.first && Arc::ptr_eq(&a.table, &b.table) {
+                self.spans[i].last = self.spans.remove(i + 1).last;
+            }
+        }
+        if i > 0 {
+            let (a, b) = (&self.spans[i - 1], &self.spans[i]);
+            if a.last + 1 == b.first && Arc::ptr_eq(&a.table, &b.table) {
+                self.spans[i - 1].last = self.spans.remove(i).last;
+            }
+        }
+    }
+
+    /// Puts a span at `i`.
+    fn put(&mut self, i: usize, first: u32, last: u32, table: Arc<SiteTable>) {
+        crate::util::vec::room_for_one(&mut self.spans);
+        self.spans.insert(i, RunSpan { first, last, table });
     }
 
     /// Metadata of site `id` in the kernel that ran `run` on this ring (`None`: unresolved).
@@ -632,6 +674,69 @@ mod tests {
         assert!(
             work <= bound,
             "{work} records and entries looked at, expected at most {bound}"
+        );
+    }
+
+    /// The spans give every inserted run its table, in any order of insertion, and no
+    /// table to a run never inserted; consecutive runs of one table are one span.
+    #[test]
+    fn a_rings_runs_keep_their_tables_in_spans() {
+        let (a, b) = (
+            Arc::new(SiteTable::default()),
+            Arc::new(SiteTable::default()),
+        );
+        let mut s = RingSites::default();
+        let mut want: std::collections::BTreeMap<u32, &Arc<SiteTable>> = Default::default();
+        // Runs 1..=40 and 50..=60 of table a in a scrambled order, then b over some of
+        // them: the middle of a span, its ends, and runs beside it.
+        let mut order: Vec<u32> = (1..=40).chain(50..=60).collect();
+        order.sort_by_key(|&r| (r * 17) % 61);
+        for r in order {
+            s.insert(r, a.clone());
+            want.insert(r, &a);
+        }
+        assert_eq!(
+            s.spans.len(),
+            2,
+            "{:?}",
+            s.spans
+                .iter()
+                .map(|x| (x.first, x.last))
+                .collect::<Vec<_>>()
+        );
+        for r in [20, 1, 40, 41, 50, 21, 20] {
+            s.insert(r, b.clone());
+            want.insert(r, &b);
+        }
+        s.insert(20, a.clone());
+        want.insert(20, &a);
+        for r in 0..70 {
+            let got = s.table(r).map(|t| t as *const SiteTable);
+            let expect = want.get(&r).map(|t| Arc::as_ptr(t));
+            assert_eq!(got, expect, "run {r}");
+        }
+        // Disjoint, sorted, and no two touching spans of one table.
+        for w in s.spans.windows(2) {
+            assert!(w[0].last < w[1].first);
+            assert!(!(w[0].last + 1 == w[1].first && Arc::ptr_eq(&w[0].table, &w[1].table)));
+        }
+        // b 1, a 2..=20 (20 went back to a), b 21, a 22..=39, b 40..=41, b 50, a 51..=60.
+        let spans: Vec<(u32, u32, bool)> = s
+            .spans
+            .iter()
+            .map(|x| (x.first, x.last, Arc::ptr_eq(&x.table, &a)))
+            .collect();
+        assert_eq!(
+            spans,
+            [
+                (1, 1, false),
+                (2, 20, true),
+                (21, 21, false),
+                (22, 39, true),
+                (40, 41, false),
+                (50, 50, false),
+                (51, 60, true)
+            ]
         );
     }
 }

@@ -281,7 +281,7 @@ mod tests {
 
     /// Labels of the records' (run, site)s, sorted by key; site 5 of run 2 has none.
     fn labels() -> RingLabels {
-        RingLabels(Box::new([((1, 3), 30), ((1, 4), 31)]))
+        RingLabels::from_sorted(&[((1, 3), 30), ((1, 4), 31)])
     }
 
     #[test]
