@@ -78,12 +78,16 @@ impl TimeSpan {
 
 /// One core's wrapper zones in one op: which RISCs recorded them and the span of its KERNEL
 /// zones (what the op report reads per core: the core count, the per-core kernel times,
-/// the missing wrapper zones). Host times only, not a [`TimeSpan`] (an op keeps one of
-/// these per core: 96 bytes, where two `TimeSpan`s were 420; issue 41).
+/// the missing wrapper zones). An op keeps one of these per core: its span as device
+/// cycles and its length in ns, 40 bytes, where two `TimeSpan`s were 420 and two host
+/// times 96 (issue 41).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CoreTimes {
-    /// The core's first `<RISC>-KERNEL` start and last end (`None`: none recorded).
-    pub kernel: Option<(HostTime, HostTime)>,
+    /// The core's first `<RISC>-KERNEL` start and last end, cycles of its tile's clock
+    /// (`None`: none recorded).
+    pub kernel_cycles: Option<(u64, u64)>,
+    /// That span in ns: the exact difference of its ends' host times.
+    kernel_ns: f64,
     /// RISCs (bit = `Risc::index`) that recorded an FW zone.
     pub(crate) fw_riscs: u8,
     /// RISCs (bit = `Risc::index`) that recorded a KERNEL zone.
@@ -99,18 +103,23 @@ impl CoreTimes {
     /// First KERNEL start to last KERNEL end on the core, ns (exact difference of host
     /// times; `None`: no KERNEL zone).
     pub fn kernel_ns(&self) -> Option<f64> {
-        self.kernel.map(|(start, end)| end.since(start))
+        self.kernel_cycles.map(|_| self.kernel_ns)
     }
 
-    /// Widens the KERNEL span to cover `k`.
-    fn widen_kernel(&mut self, k: &TimeSpan) {
-        let (start, end) = self.kernel.get_or_insert((k.start.time, k.end.time));
-        if k.start.time.before(*start) {
-            *start = k.start.time;
-        }
-        if end.before(k.end.time) {
-            *end = k.end.time;
-        }
+    /// Widens the KERNEL span to cover `k` (a span of this core's tile: later cycles are
+    /// later host times; `time` gives a cycle count's).
+    fn widen_kernel(&mut self, k: &TimeSpan, time: impl Fn(u64) -> Option<HostTime>) {
+        let (start, end) = self
+            .kernel_cycles
+            .get_or_insert((k.start.cycles, k.end.cycles));
+        *start = (*start).min(k.start.cycles);
+        *end = (*end).max(k.end.cycles);
+        let (start, end) = (*start, *end);
+        // Both ends' host times exist: `k`'s did, and every earlier span's.
+        self.kernel_ns = match (time(start), time(end)) {
+            (Some(a), Some(b)) => b.since(a),
+            _ => f64::NAN,
+        };
     }
 }
 
@@ -379,7 +388,7 @@ impl Ops {
             }
             let core = op.cores.entry(id.tile).or_default();
             if let Some(k) = &kernel {
-                core.widen_kernel(k);
+                core.widen_kernel(k, |c| timebase.host_time(id.chip, id.tile, c));
             }
             if fw.is_some() {
                 core.fw_riscs |= bit;

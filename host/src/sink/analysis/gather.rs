@@ -142,7 +142,8 @@ type TileCells = Vec<(Risc, (Cell, f64, f64))>;
 /// its [`RiscTime`] is made of it at the finish. Only what gathering adds up (the times the
 /// finish derives - the stage's name, busy time, waits by name, held stretches - are not
 /// held per cell while the rings come), and what most cells never hold out of line
-/// ([`Rare`]): 104 bytes a cell where a `RiscTime` in the making was 320 (issue 41).
+/// ([`Rare`]): 64 bytes a cell with its RISC and times, where a `RiscTime` in the making
+/// was 320 (issue 41).
 #[derive(Default)]
 struct Cell {
     /// Made at the finish for a kernel the op log runs here that recorded nothing: its
@@ -150,23 +151,25 @@ struct Cell {
     unrecorded: bool,
     /// Its KERNEL wrapper zone(s), ns.
     kernel_ns: f64,
+    /// The profiler's own records inside the KERNEL zone, ns at their known cost.
+    profiler_records_ns: f64,
+    /// How many records that is.
+    profiler_records: u64,
+    /// The rest, made when first needed: there is a cell per op, tile and RISC, so what
+    /// most cells lack is held apart (a cell with its RISC and times was 104 bytes).
+    rare: Option<Box<Rare>>,
+}
+
+/// What a cell holds only with typed waits, profiler stalls, lost records, or held
+/// stretches to place.
+#[derive(Default)]
+struct Rare {
     /// Time per resource waited on (outermost waits only), ns.
     by_wait: BTreeMap<Wait, f64>,
     /// Time stalled on the profiler's full ring inside the KERNEL zone, ns.
     profiler_stall_ns: f64,
     /// Records the profiler dropped on its ring in this op.
     records_lost: u64,
-    /// The profiler's own records inside the KERNEL zone, ns at their known cost.
-    profiler_records_ns: f64,
-    /// How many records that is.
-    profiler_records: u64,
-    /// The rest, made when first needed.
-    rare: Option<Box<Rare>>,
-}
-
-/// What a cell holds only with records inside typed waits or held stretches to place.
-#[derive(Default)]
-struct Rare {
     /// Of `profiler_records_ns`, the part inside each outermost typed wait, ns.
     records_in_waits: BTreeMap<Wait, f64>,
     /// Its KERNEL zones, cycles (for the held stretches).
@@ -184,18 +187,18 @@ impl Cell {
     /// The cell's times as the analysis reports them (`busy_ns`, `waits`, `held` and
     /// `coprocessor_busy` are the finish's), and its KERNEL and covered cycles.
     fn into_time(self, risc: Risc, stage: String) -> (RiscTime, held::Intervals, held::Intervals) {
+        let rare = self.rare.map(|r| *r).unwrap_or_default();
         let mut t = RiscTime {
             risc: risc.name(),
             stage,
             kernel_ns: self.kernel_ns,
-            by_wait: self.by_wait,
-            profiler_stall_ns: self.profiler_stall_ns,
-            records_lost: self.records_lost,
+            by_wait: rare.by_wait,
+            profiler_stall_ns: rare.profiler_stall_ns,
+            records_lost: rare.records_lost,
             profiler_records_ns: self.profiler_records_ns,
             profiler_records: self.profiler_records,
             ..RiscTime::default()
         };
-        let rare = self.rare.map(|r| *r).unwrap_or_default();
         // The records inside waits leave those waits: their cost is the profiler's.
         for (w, ns) in &rare.records_in_waits {
             if let Some(x) = t.by_wait.get_mut(w) {
@@ -465,7 +468,7 @@ impl Analyzer {
                 let end = o.wait_end.get_or_insert((f64::NEG_INFINITY, w));
                 if start_ns >= end.0 {
                     *end = (end_ns, w);
-                    *t.by_wait.entry(w).or_default() += dur;
+                    *t.rare().by_wait.entry(w).or_default() += dur;
                     if holds {
                         push_sized(&mut t.rare().covered_cycles, (z.start_cycles, z.end_cycles));
                     }
@@ -485,11 +488,11 @@ impl Analyzer {
                 if holds {
                     push_sized(&mut t.rare().covered_cycles, (z.start_cycles, z.end_cycles));
                 }
-                t.profiler_stall_ns += e - s;
+                t.rare().profiler_stall_ns += e - s;
                 // Inside a typed wait: that wait's time was the profiler's.
                 if let Some((end, w)) = o.wait_end {
                     let inside = (e.min(end) - s).max(0.0);
-                    if let Some(ns) = t.by_wait.get_mut(&w) {
+                    if let Some(ns) = t.rare().by_wait.get_mut(&w) {
                         *ns = (*ns - inside).max(0.0);
                     }
                 }
@@ -540,6 +543,7 @@ impl Analyzer {
             {
                 *cell(&mut self.cells, (op, chip, tile), risc)
                     .0
+                    .rare()
                     .by_wait
                     .entry(w)
                     .or_default() += total_cycles as f64 / cpn;
@@ -583,7 +587,7 @@ impl Analyzer {
             lost.push((op, after_last));
         }
         for (op, n) in lost {
-            cell(&mut self.cells, (op, chip, tile), risc).0.records_lost += n;
+            cell(&mut self.cells, (op, chip, tile), risc).0.rare().records_lost += n;
         }
     }
 
@@ -671,6 +675,13 @@ pub(super) fn fed(p: &Profile) -> Analyzer {
 mod tests {
     use super::*;
     use crate::model::fixture;
+
+    /// A cell with its RISC and times is the 64 bytes its docs say: one is held per op,
+    /// tile and RISC until the last ring.
+    #[test]
+    fn a_cell_is_64_bytes() {
+        assert_eq!(std::mem::size_of::<(Risc, (Cell, f64, f64))>(), 64);
+    }
 
     /// Without a typed wait or a signal among the profile's sites, no op can have a critical
     /// path and the path's collector keeps nothing (the ops' KERNEL spans per core, 11 KB an
