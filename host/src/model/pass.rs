@@ -37,6 +37,9 @@ pub(crate) struct RingPass {
     pub(crate) records: u64,
     /// Run ids of the records (not `NO_RUN`), each once, in first-seen order.
     pub(crate) runs: Vec<u32>,
+    /// The largest of `runs` (a run id above it is new without a search: runs mostly come
+    /// in order, and a search per new run was quadratic in a ring's runs).
+    most_run: u32,
     /// Distinct (run, site) of the site-carrying records, in first-seen order.
     pub(crate) sites: Vec<(u32, u16)>,
     seen: SmallMap<(u32, u16), ()>,
@@ -55,6 +58,7 @@ impl RingPass {
             placed: timebase.host_ns(id.chip, id.tile, 0).is_some(),
             records: 0,
             runs: Vec::new(),
+            most_run: 0,
             sites: Vec::new(),
             seen: SmallMap::default(),
             spans: SmallMap::default(),
@@ -104,9 +108,10 @@ impl RingPass {
         self.records += 1;
         if run != crate::decode::NO_RUN
             && self.runs.last() != Some(&run)
-            && !self.runs.contains(&run)
+            && (self.runs.is_empty() || run > self.most_run || !self.runs.contains(&run))
         {
             self.runs.push(run);
+            self.most_run = self.most_run.max(run);
         }
         self.wrappers
             .add(self.id, kind, run, site, (start, end), timebase, name);

@@ -89,3 +89,21 @@ impl RingSource for Counting<'_> {
         })
     }
 }
+
+/// A ring's runs are each listed once in first-seen order, whether they come in order
+/// (found new without a search) or go back to an earlier one.
+#[test]
+fn a_rings_runs_are_listed_once_in_first_seen_order() {
+    let id = RingId {
+        chip: 0,
+        tile: riscv_linker::NocCoord::new(1, 1),
+        risc: riscv_linker::Risc::Brisc,
+    };
+    let timebase = Timebase::nominal(riscv_linker::Arch::WormholeB0, 1);
+    let mut p = RingPass::new(id, &timebase);
+    for run in [3, 3, 1, 5, 5, 3, 7, crate::decode::NO_RUN, 2, 7, 8, 1] {
+        p.record(RecordKind::Zone, run, 0, (1, 2), &timebase, || None);
+    }
+    assert_eq!(p.runs, [3, 1, 5, 7, 2, 8]);
+    assert_eq!(p.records, 12);
+}

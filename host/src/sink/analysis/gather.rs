@@ -587,7 +587,10 @@ impl Analyzer {
             lost.push((op, after_last));
         }
         for (op, n) in lost {
-            cell(&mut self.cells, (op, chip, tile), risc).0.rare().records_lost += n;
+            cell(&mut self.cells, (op, chip, tile), risc)
+                .0
+                .rare()
+                .records_lost += n;
         }
     }
 
