@@ -233,6 +233,9 @@ pub fn collect(readout: &Readout, sites: &Resolution, timebase: &Timebase) -> Op
 pub(crate) struct RingWrappers {
     /// Per run, in first-seen order.
     by_run: Vec<RunWrappers>,
+    /// Run id -> index into `by_run`, made once it holds more than a few: a search of
+    /// `by_run` per wrapper zone was quadratic in a ring's runs.
+    index: Option<Box<rustc_hash::FxHashMap<u32, u32>>>,
     /// The ring (set by the first wrapper zone).
     id: Option<crate::readout::RingId>,
     /// One name comparison per (run, site), not per zone.
@@ -253,6 +256,40 @@ struct RunWrappers {
 }
 
 impl RingWrappers {
+    /// The index of `run`'s entry in `by_run`, made when absent.
+    fn run_index(&mut self, run: u32) -> usize {
+        const FEW: usize = 8;
+        if self.by_run.last().is_some_and(|r| r.run == run) {
+            return self.by_run.len() - 1;
+        }
+        let found = match &self.index {
+            Some(index) => index.get(&run).map(|&i| i as usize),
+            None => self.by_run.iter().position(|r| r.run == run),
+        };
+        if let Some(i) = found {
+            return i;
+        }
+        crate::util::vec::room_for_one(&mut self.by_run);
+        self.by_run.push(RunWrappers {
+            run,
+            fw: None,
+            kernel: None,
+            zones: [0; 2],
+        });
+        let i = self.by_run.len() - 1;
+        match &mut self.index {
+            Some(index) => {
+                index.insert(run, i as u32);
+            }
+            None if self.by_run.len() > FEW => {
+                let all = self.by_run.iter().enumerate();
+                self.index = Some(Box::new(all.map(|(i, r)| (r.run, i as u32)).collect()));
+            }
+            None => {}
+        }
+        i
+    }
+
     /// One record of ring `id`: a wrapper zone (its site's name, asked once per (run,
     /// site), is the ring's own `<RISC>-FW` or `-KERNEL`) widens its run's span.
     #[allow(clippy::too_many_arguments)]
@@ -284,19 +321,7 @@ impl RingWrappers {
             self.no_timebase += 1;
             return;
         };
-        let i = match self.by_run.iter().position(|r| r.run == run) {
-            Some(i) => i,
-            None => {
-                self.by_run.reserve_exact(1);
-                self.by_run.push(RunWrappers {
-                    run,
-                    fw: None,
-                    kernel: None,
-                    zones: [0; 2],
-                });
-                self.by_run.len() - 1
-            }
-        };
+        let i = self.run_index(run);
         self.id = Some(id);
         let r = &mut self.by_run[i];
         let (span, n) = match w {
@@ -481,6 +506,35 @@ mod tests {
             |t| (times(2, t, Risc::Trisc2).kernel.1 - times(2, t, Risc::Brisc).kernel.0) as f64;
         assert_eq!(per_core, [core(0), core(1)]);
         assert_eq!(d.cores[&TILES[0]].fw_riscs, 0b11111);
+    }
+
+    /// A ring's wrapper zones are kept once per run in first-seen order, whether its runs
+    /// come in order, go back to an earlier one, or pass the few found by a search.
+    #[test]
+    fn a_rings_wrapper_zones_are_kept_once_per_run() {
+        let id = crate::readout::RingId {
+            chip: 0,
+            tile: TILES[0],
+            risc: Risc::Brisc,
+        };
+        let tb = Timebase::nominal(fixture::ARCH, 1);
+        let mut w = RingWrappers::default();
+        let runs: Vec<u32> = (1..=20).chain([3, 15, 1, 15, 21]).collect();
+        for (k, &run) in runs.iter().enumerate() {
+            let t = 100 * k as u64;
+            w.add(id, RecordKind::Zone, run, 7, (t, t + 50), &tb, || {
+                Some("BRISC-KERNEL")
+            });
+        }
+        let got: Vec<(u32, u32)> = w.by_run.iter().map(|r| (r.run, r.zones[1])).collect();
+        let want: Vec<(u32, u32)> = (1..=21)
+            .map(|r| (r, runs.iter().filter(|&&x| x == r).count() as u32))
+            .collect();
+        assert_eq!(got, want);
+        assert!(w.index.is_some());
+        // Run 15's KERNEL span covers its three zones.
+        let k15 = w.by_run[14].kernel.unwrap();
+        assert_eq!(k15, [1400, 2300, 2350]);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::error::Result;
 use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::markers::{markers, MarkerType};
-use crate::oplog::{OpLog, OpLogEntry, Signpost};
+use crate::oplog::{OpLog, OpLogEntry, OpRecord, Signpost};
 use crate::ops::{self as device, Ops};
 use crate::pass::RingPass;
 use crate::readout::{self, Readout, RingReport};
@@ -77,6 +77,9 @@ pub struct Profile {
     ring_labels: Vec<RingLabels>,
     /// (chip, run) -> index into `ops`.
     op_index: FxHashMap<(u32, u32), u32>,
+    /// (chip, run) -> index into the op log's entries of its first op of that run
+    /// ([`Profile::op_record`]).
+    log_index: FxHashMap<(u32, u32), u32>,
     /// Distinct per constructed profile (clones share it): lets a sink keep what it derived
     /// from one profile's labels and ops while rings of that profile keep coming.
     uid: u64,
@@ -328,6 +331,7 @@ impl Profile {
             issues: Vec::new(),
             ring_labels: Vec::new(),
             op_index: FxHashMap::default(),
+            log_index: FxHashMap::default(),
             uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         };
         p.add_ops();
@@ -424,6 +428,16 @@ impl Profile {
     /// The metadata of site `id` of run `run` on ring `ring`, when known.
     pub fn site(&self, ring: usize, run: u32, id: u16) -> Option<&SiteMeta> {
         self.sites.site(ring, run, id)
+    }
+
+    /// The op log's op of `run` on `chip`: the first, as [`OpLog::op`] finds it, without
+    /// its search of the log (once per op, or per tile, that search was quadratic).
+    pub(crate) fn op_record(&self, chip: u32, run: u32) -> Option<&OpRecord> {
+        let i = *self.log_index.get(&(chip, run))? as usize;
+        match self.oplog.as_ref()?.entries.get(i)? {
+            OpLogEntry::Op(o) => Some(o),
+            _ => None,
+        }
     }
 
     /// The op index of records of `run` on `chip`.
@@ -550,6 +564,13 @@ impl Profile {
             widen_time(t(&d.fw), t(&d.kernel))
         };
         if let Some(log) = &self.oplog {
+            for (i, e) in log.entries.iter().enumerate() {
+                if let OpLogEntry::Op(op) = e {
+                    self.log_index
+                        .entry((op.device, op.run_id))
+                        .or_insert(i as u32);
+                }
+            }
             for op in log.ops() {
                 let d = dev.remove(&(op.device, op.run_id));
                 self.ops.push(OpSpan {
@@ -852,6 +873,39 @@ mod tests {
 
     /// Views built ring by ring hold exactly what the whole timeline holds, and the record
     /// spans the model computes in its one pass match the zones and marks of the views.
+    /// The profile finds an op's record as the op log's own search does: the first of its
+    /// (chip, run), with a signpost between entries and a run id logged twice.
+    #[test]
+    fn an_ops_record_is_the_op_logs_first_of_its_run() {
+        let mut log = fixture::oplog();
+        let OpLogEntry::Op(mut again) = log.entries[0].clone() else {
+            panic!("the fixture's op log starts with an op")
+        };
+        again.op_code = "again".into();
+        log.entries.push(OpLogEntry::Op(again));
+        let r = fixture::readout();
+        let res = fixture::resolution(&r);
+        let p = Profile::resolved(
+            r,
+            res,
+            Some(log.clone()),
+            Timebase::nominal(fixture::ARCH, 1),
+        );
+        let mut asked = 0;
+        for chip in 0..2 {
+            for run in 0..6 {
+                assert_eq!(
+                    p.op_record(chip, run),
+                    log.op(chip, run),
+                    "chip {chip} run {run}"
+                );
+                asked += usize::from(log.op(chip, run).is_some());
+            }
+        }
+        assert_eq!(asked, fixture::OPS.len());
+        assert_ne!(p.op_record(0, fixture::OPS[0].0).unwrap().op_code, "again");
+    }
+
     /// A ring's labels answer every (run, site) as the entries they were made of, and no
     /// other; consecutive runs with the same labels share a span.
     #[test]

@@ -3,7 +3,7 @@
 //! summary. A counter's share is its value over the cycles its bank counted on the same
 //! tiles (the launch, host-armed before and read after: docs/design/perf-counters.md).
 
-use crate::oplog::{OpLog, OpRecord};
+use crate::oplog::OpRecord;
 use crate::sink::summary::grouped_int;
 use serde::Serialize;
 
@@ -24,10 +24,9 @@ pub struct OpCounter {
     pub tiles: u32,
 }
 
-/// The counters the op log holds for op `run` on chip `chip`, in the order they were armed.
-pub(crate) fn of(log: Option<&OpLog>, chip: u32, run: u32) -> Vec<OpCounter> {
-    log.and_then(|l| l.op(chip, run))
-        .map_or_else(Vec::new, of_record)
+/// The counters the op log's record `rec` of an op holds, in the order they were armed.
+pub(crate) fn of(rec: Option<&OpRecord>) -> Vec<OpCounter> {
+    rec.map_or_else(Vec::new, of_record)
 }
 
 /// The counters of op record `rec`, summed over its tiles, in the order they were armed.
@@ -215,11 +214,8 @@ pub(crate) type Counted = std::collections::BTreeMap<(u32, String, &'static str)
 pub(crate) fn counted_zones(
     counted: &Counted,
     op: u32,
-    log: Option<&OpLog>,
-    chip: u32,
-    run: u32,
+    rec: Option<&OpRecord>,
 ) -> Vec<CountedZone> {
-    let rec = log.and_then(|l| l.op(chip, run));
     let armed = |bank: &str| rec?.armed_counter(bank).map(String::from);
     counted
         .range((op, String::new(), "")..)
@@ -299,15 +295,15 @@ mod tests {
             crate::oplog::OpLogWriter::create(&path, &crate::inputs::Inputs::none()).unwrap();
         w.op(&op).unwrap();
         drop(w);
-        let log = OpLog::read(&path, &crate::inputs::Inputs::none()).unwrap();
-        let c = of(Some(&log), 0, 4);
+        let log = crate::oplog::OpLog::read(&path, &crate::inputs::Inputs::none()).unwrap();
+        let c = of(log.op(0, 4));
         assert_eq!(c.len(), 1);
         assert_eq!((c[0].value, c[0].cycles, c[0].tiles), (1_500, 1_500_000, 2));
         assert_eq!(
             line(&c),
             "counters over 2 tile(s): FPU_COUNTER 1,500 of 1,500,000 cycles (0.1%)"
         );
-        assert!(of(Some(&log), 0, 5).is_empty() && of(None, 0, 4).is_empty());
+        assert!(of(log.op(0, 5)).is_empty() && of(None).is_empty());
         assert_eq!(
             evidence(&c),
             "Tensix counters over the op: FPU_COUNTER 0.1% of cycles"

@@ -259,7 +259,7 @@ pub(super) fn role(risc: Risc) -> &'static str {
 /// on Tensix semaphore 1" reads as it should.
 pub(super) fn stage_name(p: &Profile, op: u32, tile: NocCoord, risc: Risc) -> String {
     let o = &p.ops[op as usize];
-    let run = p.oplog.as_ref().and_then(|l| l.op(o.chip, o.run));
+    let run = p.op_record(o.chip, o.run);
     let stem = |r: Risc| {
         run.and_then(|run| run.kernel_for(tile, r))
             .and_then(|k| k.elf.file_stem().map(|s| s.to_string_lossy().into_owned()))

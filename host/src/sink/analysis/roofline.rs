@@ -11,7 +11,7 @@
 //! does, no counted throughput bounds the op: latency, hand-overs and the cores' own
 //! instructions do (the verdict's stage says whose).
 
-use crate::oplog::OpLog;
+use crate::oplog::OpRecord;
 use crate::sink::summary::grouped_int;
 use riscv_linker::Arch;
 use serde::Serialize;
@@ -57,9 +57,9 @@ fn fpu_rate(name: &str) -> Option<&'static str> {
     }
 }
 
-/// The roofline of op `run` on `chip` from the op log's counters (`None`: none were read).
-pub(crate) fn of(log: Option<&OpLog>, chip: u32, run: u32, arch: Arch) -> Option<Roofline> {
-    let rec = log.and_then(|l| l.op(chip, run))?;
+/// The roofline of an op from its op log record's counters (`None`: none were read).
+pub(crate) fn of(rec: Option<&OpRecord>, arch: Arch) -> Option<Roofline> {
+    let rec = rec?;
     if rec.counters.is_empty() {
         return None;
     }
@@ -162,7 +162,7 @@ mod tests {
     use super::*;
     use crate::oplog::{CounterValue, OpRecord, TileCounters};
 
-    fn log(tiles: Vec<TileCounters>) -> (tempfile::TempDir, OpLog) {
+    fn log(tiles: Vec<TileCounters>) -> (tempfile::TempDir, crate::oplog::OpLog) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ops.jsonl");
         let mut op = OpRecord::device_op(4, 0, "Matmul", (0, 1), vec![]);
@@ -171,7 +171,7 @@ mod tests {
             crate::oplog::OpLogWriter::create(&path, &crate::inputs::Inputs::none()).unwrap();
         w.op(&op).unwrap();
         drop(w);
-        let log = OpLog::read(&path, &crate::inputs::Inputs::none()).unwrap();
+        let log = crate::oplog::OpLog::read(&path, &crate::inputs::Inputs::none()).unwrap();
         (dir, log)
     }
 
@@ -202,7 +202,7 @@ mod tests {
             tile(1_000, 900, 16_000, 0),
             tile(1_000, 500, 8_000, 64),
         ]);
-        let r = of(Some(&l), 0, 4, Arch::WormholeB0).unwrap();
+        let r = of(l.op(0, 4), Arch::WormholeB0).unwrap();
         assert_eq!(r.cycles, 2_000);
         let got: Vec<(&str, u64, f64, f64)> = r
             .rates
@@ -225,15 +225,15 @@ mod tests {
              cycle, 0.1% of its peak of 32; nearest its peak: FPU"
         );
         // Blackhole's NoC word is 64 B.
-        let bh = of(Some(&l), 0, 4, Arch::Blackhole).unwrap();
+        let bh = of(l.op(0, 4), Arch::Blackhole).unwrap();
         assert_eq!((bh.rates[1].peak_per_cycle, bh.rates[1].pct), (64.0, 18.75));
         // No counters read: no roofline; a log without NoC bytes has only the FPU's.
-        assert!(of(Some(&l), 0, 5, Arch::WormholeB0).is_none());
+        assert!(of(l.op(0, 5), Arch::WormholeB0).is_none());
         let mut old = tile(1_000, 10, 0, 0);
         old.noc_read_bytes = None;
         old.noc_write_bytes = None;
         let (_d, l) = log(vec![old]);
-        let r = of(Some(&l), 0, 4, Arch::WormholeB0).unwrap();
+        let r = of(l.op(0, 4), Arch::WormholeB0).unwrap();
         assert_eq!(r.rates.len(), 1);
         assert_eq!(r.nearest, None);
         assert!(line(&r).ends_with("no rate near its peak: latency, hand-overs and instruction issue bound it, not throughput"));

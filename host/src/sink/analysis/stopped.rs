@@ -206,7 +206,7 @@ pub(crate) fn with_stopped<'p>(
 fn empty_op(p: &Profile, op: u32) -> Option<OpAnalysis> {
     let o = p.ops.get(op as usize)?;
     let mut analyzer = Analyzer::default();
-    let kernels = p.oplog.as_ref().and_then(|l| l.op(o.chip, o.run));
+    let kernels = p.op_record(o.chip, o.run);
     for k in kernels.iter().flat_map(|r| &r.kernels) {
         for c in &k.cores {
             analyzer.add_tile(op, o.chip, NocCoord::new(c[0], c[1]));

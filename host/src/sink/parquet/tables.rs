@@ -2,7 +2,7 @@
 //! columns).
 
 use crate::decode::NO_RUN;
-use crate::oplog::OpLog;
+use crate::oplog::{OpLog, OpRecord};
 use crate::ops::{At, Ops};
 use crate::sink::exact;
 use crate::sites::COUNTED_BANKS;
@@ -163,11 +163,16 @@ impl Dictionaries {
     pub(crate) fn new(labels: &[SiteLabel], ops: &[OpSpan], log: Option<&OpLog>) -> Dictionaries {
         let strings = |v: Vec<&str>| Arc::new(StringArray::from(v)) as ArrayRef;
         let names = counter_names(log);
+        // Each op's record found once through an index, not by a search of the log per op.
+        let mut records: rustc_hash::FxHashMap<(u32, u32), &OpRecord> = Default::default();
+        for rec in log.iter().flat_map(|l| l.ops()) {
+            records.entry((rec.device, rec.run_id)).or_insert(rec);
+        }
         let armed = ops
             .iter()
             .map(|o| {
                 let mut banks = [None; 5];
-                let Some(rec) = log.and_then(|l| l.op(o.chip, o.run)) else {
+                let Some(rec) = records.get(&(o.chip, o.run)) else {
                     return banks;
                 };
                 for (b, group) in COUNTED_BANKS.iter().enumerate() {

@@ -35,26 +35,23 @@ impl Analyzer {
                 let (times, span) = tile_times(p, op, chip, tile, riscs, &holds);
                 let verdict = verdict(&times, span);
                 let cbs = cb_links(&times, span);
-                let entry = entry.get_or_insert_with(|| OpAnalysis {
-                    op: o.name.clone(),
-                    chip,
-                    run: o.run,
-                    span_ns: 0.0,
-                    riscs: Vec::new(),
-                    verdict: None,
-                    disagreeing_tiles: Vec::new(),
-                    tiles: Vec::with_capacity(tile_count.get(&op).copied().unwrap_or(0)),
-                    tiles_left_out: 0,
-                    critical_path: None,
-                    counters: counters::of(p.oplog.as_ref(), o.chip, o.run),
-                    counted_zones: counters::counted_zones(
-                        &counted,
-                        op,
-                        p.oplog.as_ref(),
-                        o.chip,
-                        o.run,
-                    ),
-                    roofline: roofline::of(p.oplog.as_ref(), o.chip, o.run, p.geometry().arch),
+                let entry = entry.get_or_insert_with(|| {
+                    let rec = p.op_record(o.chip, o.run);
+                    OpAnalysis {
+                        op: o.name.clone(),
+                        chip,
+                        run: o.run,
+                        span_ns: 0.0,
+                        riscs: Vec::new(),
+                        verdict: None,
+                        disagreeing_tiles: Vec::new(),
+                        tiles: Vec::with_capacity(tile_count.get(&op).copied().unwrap_or(0)),
+                        tiles_left_out: 0,
+                        critical_path: None,
+                        counters: counters::of(rec),
+                        counted_zones: counters::counted_zones(&counted, op, rec),
+                        roofline: roofline::of(rec, p.geometry().arch),
+                    }
                 });
                 entry.span_ns += span;
                 add_up(&mut entry.riscs, &times);
@@ -114,7 +111,7 @@ fn tile_times(
     let o = &p.ops[op as usize];
     let cpn = p.timebase.chips.get(&chip).map_or(0.0, |c| c.cycles_per_ns);
     // A RISC the op log runs a kernel on here whose KERNEL zone never arrived.
-    let rec = p.oplog.as_ref().and_then(|l| l.op(o.chip, o.run));
+    let rec = p.op_record(o.chip, o.run);
     if let Some(rec) = rec {
         for risc in Risc::ALL {
             if rec.kernel_for(tile, risc).is_some() && riscs.iter().all(|r| r.0 != risc) {
