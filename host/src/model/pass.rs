@@ -108,7 +108,7 @@ impl RingPass {
         self.records += 1;
         if run != crate::decode::NO_RUN
             && self.runs.last() != Some(&run)
-            && (self.runs.is_empty() || run > self.most_run || !self.runs.contains(&run))
+            && (run > self.most_run || !self.runs.contains(&run))
         {
             self.runs.push(run);
             self.most_run = self.most_run.max(run);

@@ -834,35 +834,17 @@ impl RingLabels {
     pub(crate) fn get(&self, run: u32, site: u16) -> Option<u32> {
         let n = *self.0.first()? as usize;
         let (spans, sites) = self.0[1..].split_at(3 * n);
+        let spans: &[[u32; 3]] = bytemuck::cast_slice(spans);
+        let sites: &[[u32; 2]] = bytemuck::cast_slice(sites);
         // The first span that ends at or after `run` (spans are sorted and disjoint).
-        let (mut lo, mut hi) = (0, n);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if spans[3 * mid + 1] < run {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        if lo == n || spans[3 * lo] > run {
-            return None;
-        }
-        let from = spans[3 * lo + 2] as usize;
-        let to = if lo + 1 < n {
-            spans[3 * lo + 5] as usize
-        } else {
-            sites.len() / 2
-        };
-        let (mut lo, mut hi) = (from, to);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            match sites[2 * mid].cmp(&(site as u32)) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Some(sites[2 * mid + 1]),
-            }
-        }
-        None
+        let i = spans.partition_point(|s| s[1] < run);
+        let span = spans.get(i).filter(|s| s[0] <= run)?;
+        let to = spans
+            .get(i + 1)
+            .map_or(sites.len(), |next| next[2] as usize);
+        let pairs = &sites[span[2] as usize..to];
+        let k = pairs.binary_search_by_key(&(site as u32), |p| p[0]).ok()?;
+        Some(pairs[k][1])
     }
 }
 
