@@ -692,10 +692,7 @@ impl Sink for ParquetSink {
             self.open.clear();
         }
         if self.dicts.as_ref().is_none_or(|(uid, _)| *uid != p.uid()) {
-            self.dicts = Some((
-                p.uid(),
-                Dictionaries::new(&p.labels, &p.ops, p.oplog.as_ref()),
-            ));
+            self.dicts = Some((p.uid(), Dictionaries::new(p)));
         }
         let key = if with_chip { 0 } else { v.lane.chip };
         let closes = v.part().last && self.partitions.get(&key) == Some(&Some(v.index));

@@ -2,11 +2,12 @@
 //! columns).
 
 use crate::decode::NO_RUN;
-use crate::oplog::{OpLog, OpRecord};
+use crate::oplog::OpLog;
 use crate::ops::{At, Ops};
+use crate::profile::Profile;
 use crate::sink::exact;
 use crate::sites::COUNTED_BANKS;
-use crate::timeline::{Lane, OpSpan, SiteLabel};
+use crate::timeline::{Lane, OpSpan};
 #[cfg(test)]
 use crate::timeline::{Mark, MarkKind, Zone};
 use arrow_array::types::UInt32Type;
@@ -160,19 +161,16 @@ impl Dictionaries {
         &self.kinds
     }
 
-    pub(crate) fn new(labels: &[SiteLabel], ops: &[OpSpan], log: Option<&OpLog>) -> Dictionaries {
+    /// The dictionaries of profile `p`'s labels, ops and counters.
+    pub(crate) fn new(p: &Profile) -> Dictionaries {
+        let (labels, ops, log) = (p.labels(), p.ops(), p.oplog());
         let strings = |v: Vec<&str>| Arc::new(StringArray::from(v)) as ArrayRef;
         let names = counter_names(log);
-        // Each op's record found once through an index, not by a search of the log per op.
-        let mut records: rustc_hash::FxHashMap<(u32, u32), &OpRecord> = Default::default();
-        for rec in log.iter().flat_map(|l| l.ops()) {
-            records.entry((rec.device, rec.run_id)).or_insert(rec);
-        }
         let armed = ops
             .iter()
             .map(|o| {
                 let mut banks = [None; 5];
-                let Some(rec) = records.get(&(o.chip, o.run)) else {
+                let Some(rec) = p.op_record(o.chip, o.run) else {
                     return banks;
                 };
                 for (b, group) in COUNTED_BANKS.iter().enumerate() {

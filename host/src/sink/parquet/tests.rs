@@ -312,7 +312,7 @@ fn direct_batches_equal_the_general_ones() {
         random_profile(2),
         nested_profile(3),
     ] {
-        let d = tables::Dictionaries::new(&p.labels, &p.ops, p.oplog.as_ref());
+        let d = tables::Dictionaries::new(&p);
         for with_chip in [true, false] {
             let (zs, ms) = (
                 zones_schema(with_chip, &tables::counter_names(p.oplog.as_ref())),
@@ -496,7 +496,7 @@ fn every_cell_reads_back_as_the_model_s_zones_and_marks_give_it() {
         let dir = crate::testing::temp_dir("parquet-cells");
         let mut s = ParquetSink::new(&dir, &crate::inputs::Inputs::none());
         sink::drive(&p, &mut [&mut s]).unwrap();
-        let d = tables::Dictionaries::new(&p.labels, &p.ops, p.oplog.as_ref());
+        let d = tables::Dictionaries::new(&p);
         let (zs, ms) = (
             zones_schema(true, &tables::counter_names(p.oplog.as_ref())),
             marks_schema(true),
@@ -650,7 +650,7 @@ fn a_long_ring_spans_bounded_row_groups_and_reads_back_whole() {
         groups.iter().all(|&n| n <= 2 * ROW_GROUP_ROWS as i64),
         "{groups:?}"
     );
-    let d = tables::Dictionaries::new(&p.labels, &p.ops, p.oplog.as_ref());
+    let d = tables::Dictionaries::new(&p);
     let zs = zones_schema(true, &tables::counter_names(p.oplog.as_ref()));
     let want: Vec<_> = p
         .rings()

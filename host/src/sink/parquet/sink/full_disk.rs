@@ -28,7 +28,7 @@ impl Write for Disk {
 
 /// The zones table of a random profile, written to a disk of `room` bytes.
 fn write_zones(p: &Profile, room: usize) -> Result<Vec<u8>> {
-    let d = tables::Dictionaries::new(&p.labels, &p.ops, p.oplog.as_ref());
+    let d = tables::Dictionaries::new(p);
     let schema = tables::zones_schema(true, &tables::counter_names(p.oplog.as_ref()));
     let disk = Disk {
         bytes: Vec::new(),
