@@ -23,6 +23,7 @@ pub mod profile;
 pub mod provenance;
 pub mod resolve;
 pub mod ring_pieces;
+pub(crate) mod ring_runs;
 pub mod ring_source;
 pub mod sites;
 pub mod spooled;

@@ -18,6 +18,7 @@
 
 use crate::decode::{RecordKind, NO_RUN};
 use crate::issue::Issue;
+use crate::model::ring_runs::{RingRuns, RunFacts, Wrapper};
 use crate::readout::Readout;
 use crate::resolve::Resolution;
 use crate::timebase::{HostTime, Timebase};
@@ -183,12 +184,6 @@ pub fn runs(readout: &Readout) -> BTreeMap<(u32, u32), Vec<NocCoord>> {
     out
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Wrapper {
-    Fw,
-    Kernel,
-}
-
 /// Collects the wrapper zones of every ring.
 pub fn collect(readout: &Readout, sites: &Resolution, timebase: &Timebase) -> Ops {
     let mut ops = Ops::default();
@@ -196,12 +191,13 @@ pub fn collect(readout: &Readout, sites: &Resolution, timebase: &Timebase) -> Op
     for (ri, ring) in readout.rings.iter().enumerate() {
         let id = ring.id;
         let r = &ring.records;
-        let mut w = RingWrappers::default();
+        let (mut w, mut runs) = (RingWrappers::default(), RingRuns::default());
         for i in 0..r.len() {
+            let run = runs.index_of(r.run_at(i));
             w.add(
+                runs.at(run),
                 id,
                 r.kind[i],
-                r.run_at(i),
                 r.site[i],
                 (r.start_at(i), r.end_at(i)),
                 timebase,
@@ -212,101 +208,64 @@ pub fn collect(readout: &Readout, sites: &Resolution, timebase: &Timebase) -> Op
                 },
             );
         }
-        ops.merge_ring(id.chip, w, timebase, &mut no_timebase);
+        ops.merge_ring(id.chip, w, &runs, timebase, &mut no_timebase);
     }
     ops.finish(no_timebase);
     ops
 }
 
-/// One ring's wrapper zones, fed record by record in ring order, without holding the
-/// records: merged into the run's [`Ops`] ring by ring in readout order
-/// ([`Ops::merge_ring`]), they give what one pass over every ring gives (first earliest
-/// start, first latest end: ties keep the earlier ring).
-///
-/// Every ring's is held until the readout's end (a device log may interleave rings), so it is
-/// kept small: per run the cycle counts of its wrapper zones' first start, last start and
-/// last end ([`RunWrappers`], 80 bytes), made into host times ([`At`]) only when merged.
-/// One ring is one RISC of one tile, so its runs' op, RISC and core spans are the same
-/// span. (Issue 41: a `BTreeMap` node of `DeviceTimes` per ring took 17 KB, a `Vec` of
-/// them 2 KB: 5 GB, then 600 MB, for 300,000 rings.)
-#[derive(Debug, Default)]
+/// Which of one ring's zones are its wrapper zones, fed record by record in ring order,
+/// without holding the records: each widens its run's span in the ring's [`RingRuns`]
+/// (cycle counts of its first start, last start and last end, made into host times
+/// ([`At`]) only when merged). The rings' runs are merged into the run's [`Ops`] ring by
+/// ring in readout order ([`Ops::merge_ring`]), which gives what one pass over every ring
+/// gives (first earliest start, first latest end: ties keep the earlier ring). One ring is
+/// one RISC of one tile, so its runs' op, RISC and core spans are the same span.
+#[derive(Debug)]
 pub(crate) struct RingWrappers {
-    /// Per run, in first-seen order.
-    by_run: Vec<RunWrappers>,
-    /// Run id -> index into `by_run`, made once it holds more than a few: a search of
-    /// `by_run` per wrapper zone was quadratic in a ring's runs.
-    index: Option<Box<rustc_hash::FxHashMap<u32, u32>>>,
     /// The ring (set by the first wrapper zone).
     id: Option<crate::readout::RingId>,
-    /// One name comparison per (run, site), not per zone.
-    kind_of: crate::util::small_map::SmallMap<(u32, u16), Option<Wrapper>>,
+    /// The wrapper kind of each site of run `kind_run`, the run last seen: one name
+    /// comparison per (run, site) while the ring's runs come one after another, and
+    /// nothing held per run.
+    kind_run: u32,
+    kind_of: crate::util::small_map::SmallMap<u16, Option<Wrapper>>,
     no_timebase: u64,
 }
 
-/// One ring's wrapper zones in one run, as cycle counts of its tile.
-#[derive(Clone, Copy, Debug)]
-struct RunWrappers {
-    run: u32,
-    /// FW zones: first start, last start, last end (`None`: none).
-    fw: Option<[u64; 3]>,
-    /// KERNEL zones, likewise.
-    kernel: Option<[u64; 3]>,
-    /// FW and KERNEL zones seen (more than one: the run id was reused).
-    zones: [u32; 2],
+impl Default for RingWrappers {
+    fn default() -> RingWrappers {
+        RingWrappers {
+            id: None,
+            kind_run: NO_RUN,
+            kind_of: Default::default(),
+            no_timebase: 0,
+        }
+    }
 }
 
 impl RingWrappers {
-    /// The index of `run`'s entry in `by_run`, made when absent.
-    fn run_index(&mut self, run: u32) -> usize {
-        const FEW: usize = 8;
-        if self.by_run.last().is_some_and(|r| r.run == run) {
-            return self.by_run.len() - 1;
-        }
-        let found = match &self.index {
-            Some(index) => index.get(&run).map(|&i| i as usize),
-            None => self.by_run.iter().position(|r| r.run == run),
-        };
-        if let Some(i) = found {
-            return i;
-        }
-        crate::util::vec::room_for_one(&mut self.by_run);
-        self.by_run.push(RunWrappers {
-            run,
-            fw: None,
-            kernel: None,
-            zones: [0; 2],
-        });
-        let i = self.by_run.len() - 1;
-        match &mut self.index {
-            Some(index) => {
-                index.insert(run, i as u32);
-            }
-            None if self.by_run.len() > FEW => {
-                let all = self.by_run.iter().enumerate();
-                self.index = Some(Box::new(all.map(|(i, r)| (r.run, i as u32)).collect()));
-            }
-            None => {}
-        }
-        i
-    }
-
-    /// One record of ring `id`: a wrapper zone (its site's name, asked once per (run,
-    /// site), is the ring's own `<RISC>-FW` or `-KERNEL`) widens its run's span.
+    /// One record of ring `id` in run `facts`: a wrapper zone (its site's name, asked once
+    /// per (run, site), is the ring's own `<RISC>-FW` or `-KERNEL`) widens the run's span.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn add<'n>(
         &mut self,
+        facts: &mut RunFacts,
         id: crate::readout::RingId,
         kind: RecordKind,
-        run: u32,
         site: u16,
         (start, end): (u64, u64),
         timebase: &Timebase,
         name: impl FnOnce() -> Option<&'n str>,
     ) {
-        if kind != RecordKind::Zone || run == NO_RUN {
+        if kind != RecordKind::Zone || facts.run == NO_RUN {
             return;
         }
-        let w = *self.kind_of.get_or_insert_with((run, site), || {
+        if self.kind_run != facts.run {
+            self.kind_run = facts.run;
+            self.kind_of = Default::default();
+        }
+        let w = *self.kind_of.get_or_insert_with(site, || {
             let name = name()?;
             if name == id.risc.fw_zone() {
                 Some(Wrapper::Fw)
@@ -321,32 +280,12 @@ impl RingWrappers {
             self.no_timebase += 1;
             return;
         };
-        let i = self.run_index(run);
         self.id = Some(id);
-        let r = &mut self.by_run[i];
-        let (span, n) = match w {
-            Wrapper::Fw => (&mut r.fw, &mut r.zones[0]),
-            Wrapper::Kernel => (&mut r.kernel, &mut r.zones[1]),
-        };
-        *n = n.saturating_add(1);
         // Compared as host times (as `TimeSpan::add` compares them), the tile's clock
         // turning each count into one.
         let clock = chip.tile_clock(id.tile);
         let before = |a: u64, b: u64| clock.host_time(a).before(clock.host_time(b));
-        match span {
-            None => *span = Some([start, start, end]),
-            Some([first, last, latest_end]) => {
-                if before(start, *first) {
-                    *first = start;
-                }
-                if before(*last, start) {
-                    *last = start;
-                }
-                if before(*latest_end, end) {
-                    *latest_end = end;
-                }
-            }
-        }
+        facts.add_wrapper(w, (start, end), before);
     }
 }
 
@@ -376,6 +315,7 @@ impl Ops {
         &mut self,
         chip: u32,
         ring: RingWrappers,
+        runs: &RingRuns,
         timebase: &Timebase,
         no_timebase: &mut BTreeMap<u32, u64>,
     ) {
@@ -400,8 +340,10 @@ impl Ops {
             })
         };
         let bit = 1u8 << id.risc.index();
-        for r in ring.by_run {
-            let (fw, kernel) = (span(r.fw), span(r.kernel));
+        // Runs without wrapper zones have none to merge (and make no op).
+        for r in runs.iter().filter(|r| r.zones != [0, 0]) {
+            let fw = span(r.wrapper(Wrapper::Fw));
+            let kernel = span(r.wrapper(Wrapper::Kernel));
             let op = Arc::make_mut(self.by_run.entry((chip, r.run)).or_default());
             TimeSpan::widen(&mut op.fw, fw);
             TimeSpan::widen(&mut op.kernel, kernel);
@@ -518,23 +460,29 @@ mod tests {
             risc: Risc::Brisc,
         };
         let tb = Timebase::nominal(fixture::ARCH, 1);
-        let mut w = RingWrappers::default();
+        let (mut w, mut by_run) = (RingWrappers::default(), RingRuns::default());
         let runs: Vec<u32> = (1..=20).chain([3, 15, 1, 15, 21]).collect();
         for (k, &run) in runs.iter().enumerate() {
             let t = 100 * k as u64;
-            w.add(id, RecordKind::Zone, run, 7, (t, t + 50), &tb, || {
-                Some("BRISC-KERNEL")
-            });
+            let i = by_run.index_of(run);
+            w.add(
+                by_run.at(i),
+                id,
+                RecordKind::Zone,
+                7,
+                (t, t + 50),
+                &tb,
+                || Some("BRISC-KERNEL"),
+            );
         }
-        let got: Vec<(u32, u32)> = w.by_run.iter().map(|r| (r.run, r.zones[1])).collect();
-        let want: Vec<(u32, u32)> = (1..=21)
-            .map(|r| (r, runs.iter().filter(|&&x| x == r).count() as u32))
+        let got: Vec<(u32, u8)> = by_run.iter().map(|r| (r.run, r.zones[1])).collect();
+        let want: Vec<(u32, u8)> = (1..=21)
+            .map(|r| (r, runs.iter().filter(|&&x| x == r).count() as u8))
             .collect();
         assert_eq!(got, want);
-        assert!(w.index.is_some());
         // Run 15's KERNEL span covers its three zones.
-        let k15 = w.by_run[14].kernel.unwrap();
-        assert_eq!(k15, [1400, 2300, 2350]);
+        let k15 = by_run.iter().nth(14).unwrap().wrapper(Wrapper::Kernel);
+        assert_eq!(k15, Some([1400, 2300, 2350]));
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::decode::{RecordKind, Records};
 use crate::devmem::DeviceMemory;
 use crate::error::{Error, Result};
 use crate::inputs::Inputs;
+use crate::model::ring_runs::RingRuns;
 use crate::oplog::OpLog;
 use crate::ops::RingWrappers;
 use crate::profile::{Loaded, Profile};
@@ -22,9 +23,11 @@ use crate::resolve::{has_site, Resolution, Resolver};
 use crate::ring_pieces::{hand_on, Long, LongZones, LONG_CAP, LONG_RING, PIECE_ROWS, WINDOW};
 use crate::ring_source::RingSource;
 use crate::timebase::Timebase;
-use crate::util::small_map::SmallMap;
+use site_order::SiteOrder;
 use std::borrow::Cow;
 use std::path::Path;
+
+mod site_order;
 
 /// One ring's facts (see the module docs).
 #[derive(Debug)]
@@ -35,18 +38,14 @@ pub(crate) struct RingPass {
     pub placed: bool,
     /// Records of every kind seen.
     pub(crate) records: u64,
-    /// Run ids of the records (not `NO_RUN`), each once, in first-seen order.
-    pub(crate) runs: Vec<u32>,
-    /// The largest of `runs` (a run id above it is new without a search: runs mostly come
-    /// in order, and a search per new run was quadratic in a ring's runs).
-    most_run: u32,
+    /// The runs of the records, each once in first-seen order (`NO_RUN` too: its
+    /// records have sites and a span), with the span of each run's site-carrying records
+    /// placed on the host timeline (the ring's tile's clock: later cycles are later host
+    /// times) and of its wrapper zones.
+    pub(crate) runs: RingRuns,
     /// Distinct (run, site) of the site-carrying records, in first-seen order.
-    pub(crate) sites: Vec<(u32, u16)>,
-    seen: SmallMap<(u32, u16), ()>,
-    /// First and last device cycles of the site-carrying records placed on the host
-    /// timeline, per run (the ring's tile's clock: later cycles are later host times).
-    pub(crate) spans: SmallMap<u32, (u64, u64)>,
-    /// The ring's wrapper zones.
+    sites: SiteOrder,
+    /// Which of the ring's zones are its wrapper zones.
     pub(crate) wrappers: RingWrappers,
 }
 
@@ -57,11 +56,8 @@ impl RingPass {
             id,
             placed: timebase.host_ns(id.chip, id.tile, 0).is_some(),
             records: 0,
-            runs: Vec::new(),
-            most_run: 0,
-            sites: Vec::new(),
-            seen: SmallMap::default(),
-            spans: SmallMap::default(),
+            runs: RingRuns::default(),
+            sites: SiteOrder::default(),
             wrappers: RingWrappers::default(),
         }
     }
@@ -94,8 +90,8 @@ impl RingPass {
         }
     }
 
-    /// The next record of the ring (`name` gives its site's name, asked once per (run,
-    /// site)).
+    /// The next record of the ring (`name` gives its site's name, asked at most once per
+    /// (run, site) while the ring's runs come one after another).
     pub(crate) fn record<'n>(
         &mut self,
         kind: RecordKind,
@@ -106,33 +102,30 @@ impl RingPass {
         name: impl FnOnce() -> Option<&'n str>,
     ) {
         self.records += 1;
-        if run != crate::decode::NO_RUN
-            && self.runs.last() != Some(&run)
-            && (run > self.most_run || !self.runs.contains(&run))
-        {
-            self.runs.push(run);
-            self.most_run = self.most_run.max(run);
-        }
+        let i = self.runs.index_of(run);
+        let facts = self.runs.at(i);
         self.wrappers
-            .add(self.id, kind, run, site, (start, end), timebase, name);
+            .add(facts, self.id, kind, site, (start, end), timebase, name);
         if !self.placed || !has_site(kind) {
             return;
         }
-        if self.seen.insert_new((run, site), || ()) {
-            self.sites.push((run, site));
-        }
+        self.sites.add(i as u32, facts.seen_sites(), site);
         // Point records sit at their end time, zones span start to end.
-        let is_zone = kind.is_zone();
         let id = self.id;
-        let first = if is_zone { start } else { end };
+        let first = if kind.is_zone() { start } else { end };
         let a = timebase.host_ns(id.chip, id.tile, first);
         let b = timebase.host_ns(id.chip, id.tile, end);
         if let (Some(a), Some(b)) = (a, b) {
             if a.is_finite() && b.is_finite() {
-                let s = self.spans.get_or_insert_with(run, || (first, end));
-                *s = (s.0.min(first), s.1.max(end));
+                facts.widen_span(first, end);
             }
         }
+    }
+
+    /// Distinct (run, site) of the site-carrying records, in first-seen order.
+    pub(crate) fn sites(&self) -> impl Iterator<Item = (u32, u16)> + '_ {
+        let order = self.sites.iter();
+        order.map(|(i, site)| (self.runs.id(i as usize), site))
     }
 }
 

@@ -300,7 +300,7 @@ impl Profile {
         let mut no_timebase = BTreeMap::new();
         for pass in &mut passes {
             let w = std::mem::take(&mut pass.wrappers);
-            device_ops.merge_ring(pass.id.chip, w, &timebase, &mut no_timebase);
+            device_ops.merge_ring(pass.id.chip, w, &pass.runs, &timebase, &mut no_timebase);
         }
         device_ops.finish(no_timebase);
         let mut runs: BTreeMap<(u32, u32), Vec<riscv_linker::NocCoord>> = BTreeMap::new();
@@ -309,7 +309,7 @@ impl Profile {
         // tiles in a device log).
         let mut seen: FxHashSet<(u32, u32, riscv_linker::NocCoord)> = FxHashSet::default();
         for pass in &passes {
-            for &run in &pass.runs {
+            for run in pass.runs.ids() {
                 if seen.insert((pass.id.chip, run, pass.id.tile)) {
                     runs.entry((pass.id.chip, run))
                         .or_default()
@@ -621,13 +621,13 @@ impl Profile {
         self.ring_labels.reserve_exact(passes.len());
         for (ri, pass) in passes.iter().enumerate() {
             let id = pass.id;
-            let mut local: Vec<((u32, u16), u32)> = Vec::with_capacity(pass.sites.len());
+            let mut local: Vec<((u32, u16), u32)> = Vec::new();
             if !pass.placed {
                 *skipped.entry(id.chip).or_default() += pass.records;
                 self.ring_labels.push(RingLabels::default());
                 continue;
             }
-            for &(run, site) in &pass.sites {
+            for (run, site) in pass.sites() {
                 let l = match self.sites.site(ri, run, site) {
                     Some(m) => SiteLabel {
                         name: m.name.clone(),
@@ -654,7 +654,7 @@ impl Profile {
                 });
                 local.push(((run, site), label));
             }
-            for (&run, &(a, b)) in pass.spans.iter() {
+            for (run, (a, b)) in pass.runs.iter().filter_map(|f| Some((f.run, f.span()?))) {
                 let at = |c| self.timebase.host_time(id.chip, id.tile, c);
                 let (Some(a), Some(b)) = (at(a), at(b)) else {
                     continue;

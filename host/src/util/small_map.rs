@@ -50,6 +50,7 @@ impl<K: Eq + Hash + Copy, V> SmallMap<K, V> {
     }
 
     /// Inserts `key` (with `make`'s value) when absent; whether it was.
+    #[cfg(test)]
     pub(crate) fn insert_new(&mut self, key: K, make: impl FnOnce() -> V) -> bool {
         let mut made = false;
         self.get_or_insert_with(key, || {
@@ -68,6 +69,7 @@ impl<K: Eq + Hash + Copy, V> SmallMap<K, V> {
     }
 
     /// Every entry.
+    #[cfg(test)]
     pub(crate) fn iter(&self) -> Box<dyn Iterator<Item = (&K, &V)> + '_> {
         match self {
             SmallMap::Few(list) => Box::new(list.iter().map(|(k, v)| (k, v))),

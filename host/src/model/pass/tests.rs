@@ -104,6 +104,6 @@ fn a_rings_runs_are_listed_once_in_first_seen_order() {
     for run in [3, 3, 1, 5, 5, 3, 7, crate::decode::NO_RUN, 2, 7, 8, 1] {
         p.record(RecordKind::Zone, run, 0, (1, 2), &timebase, || None);
     }
-    assert_eq!(p.runs, [3, 1, 5, 7, 2, 8]);
+    assert_eq!(p.runs.ids().collect::<Vec<_>>(), [3, 1, 5, 7, 2, 8]);
     assert_eq!(p.records, 12);
 }
