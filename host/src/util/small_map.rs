@@ -1,5 +1,6 @@
-//! A map that costs what a few entries cost while it holds a few: per-ring state of a first
-//! pass holds a handful of (run, site) keys on most rings and many on some, and an empty
+//! A map that costs what a few entries cost while it holds a few: per-ring state holds a
+//! handful of keys on most rings and many on some (a first pass's wrapper kinds per site of
+//! the run being read, a ring's ops per run in the second), and an empty
 //! hash map's first insert takes room for four buckets and their control bytes (300,000
 //! tiny rings held 35 MB of such maps; issue 41).
 
