@@ -130,33 +130,36 @@ fn any_wait_or_signal(p: &Profile) -> bool {
         })
 }
 
-/// (op index, chip, tile) -> per RISC (time, first KERNEL start, last KERNEL end); a RISC
-/// without a KERNEL zone keeps (+inf, -inf).
+/// (op index, chip, tile) -> its RISCs' cells.
 type Cells = BTreeMap<(u32, u32, NocCoord), TileCells>;
 
 /// One tile's RISCs in one op, in first-seen order: a `Vec` sized to them, not a `BTreeMap`
 /// (whose node reserves eleven cells, 3.5 KB a tile; issue 41).
-type TileCells = Vec<(Risc, (Cell, f64, f64))>;
+type TileCells = Vec<Cell>;
 
 /// What the analyzer gathers of one RISC in one op on one tile, from its zones and marks:
 /// its [`RiscTime`] is made of it at the finish. Only what gathering adds up (the times the
 /// finish derives - the stage's name, busy time, waits by name, held stretches - are not
 /// held per cell while the rings come), and what most cells never hold out of line
-/// ([`Rare`]): 64 bytes a cell with its RISC and times, where a `RiscTime` in the making
-/// was 320 (issue 41).
-#[derive(Default)]
+/// ([`Rare`]): 56 bytes a cell, where a `RiscTime` in the making was 320 (issue 41).
 struct Cell {
+    /// Its RISC.
+    risc: Risc,
     /// Made at the finish for a kernel the op log runs here that recorded nothing: its
     /// stage is its ELF's stem (else, as every other cell's, `stage_name`'s).
     unrecorded: bool,
     /// Its KERNEL wrapper zone(s), ns.
     kernel_ns: f64,
+    /// Its first KERNEL start and last KERNEL end, host ns (+inf and -inf: none).
+    first: f64,
+    last: f64,
     /// The profiler's own records inside the KERNEL zone, ns at their known cost.
     profiler_records_ns: f64,
     /// How many records that is.
     profiler_records: u64,
     /// The rest, made when first needed: there is a cell per op, tile and RISC, so what
-    /// most cells lack is held apart (a cell with its RISC and times was 104 bytes).
+    /// most cells lack is held apart (a cell with its RISC and times was 104 bytes, then
+    /// 64 with them beside it).
     rare: Option<Box<Rare>>,
 }
 
@@ -179,6 +182,20 @@ struct Rare {
 }
 
 impl Cell {
+    /// Nothing gathered yet for `risc`.
+    fn new(risc: Risc) -> Cell {
+        Cell {
+            risc,
+            unrecorded: false,
+            kernel_ns: 0.0,
+            first: f64::INFINITY,
+            last: f64::NEG_INFINITY,
+            profiler_records_ns: 0.0,
+            profiler_records: 0,
+            rare: None,
+        }
+    }
+
     /// The rest, made on first use.
     fn rare(&mut self) -> &mut Rare {
         self.rare.get_or_insert_with(Default::default)
@@ -186,10 +203,10 @@ impl Cell {
 
     /// The cell's times as the analysis reports them (`busy_ns`, `waits`, `held` and
     /// `coprocessor_busy` are the finish's), and its KERNEL and covered cycles.
-    fn into_time(self, risc: Risc, stage: String) -> (RiscTime, held::Intervals, held::Intervals) {
+    fn into_time(self, stage: String) -> (RiscTime, held::Intervals, held::Intervals) {
         let rare = self.rare.map(|r| *r).unwrap_or_default();
         let mut t = RiscTime {
-            risc: risc.name(),
+            risc: self.risc.name(),
             stage,
             kernel_ns: self.kernel_ns,
             by_wait: rare.by_wait,
@@ -210,21 +227,21 @@ impl Cell {
 }
 
 /// The entry of `risc` on `key`, made on first use.
-fn cell(cells: &mut Cells, key: (u32, u32, NocCoord), risc: Risc) -> &mut (Cell, f64, f64) {
+fn cell(cells: &mut Cells, key: (u32, u32, NocCoord), risc: Risc) -> &mut Cell {
     cell_in(cells.entry(key).or_default(), risc)
 }
 
 /// The entry of `risc` in one tile's cells, made on first use.
-fn cell_in(riscs: &mut TileCells, risc: Risc) -> &mut (Cell, f64, f64) {
-    let i = match riscs.iter().position(|r| r.0 == risc) {
+fn cell_in(riscs: &mut TileCells, risc: Risc) -> &mut Cell {
+    let i = match riscs.iter().position(|r| r.risc == risc) {
         Some(i) => i,
         None => {
             riscs.reserve_exact(1);
-            riscs.push((risc, (Cell::default(), f64::INFINITY, f64::NEG_INFINITY)));
+            riscs.push(Cell::new(risc));
             riscs.len() - 1
         }
     };
-    &mut riscs[i].1
+    &mut riscs[i]
 }
 
 /// What a label's zones are to the analysis.
@@ -425,7 +442,7 @@ impl Analyzer {
                         && z.end_cycles <= e
                         && (z.start_cycles, z.end_cycles) != (s, e)
                 });
-                let (t, ..) = cell(&mut self.cells, (op, chip, tile), risc);
+                let t = cell(&mut self.cells, (op, chip, tile), risc);
                 t.profiler_records += 1;
                 t.profiler_records_ns += ns;
                 if let Some((_, _, w)) = within {
@@ -453,15 +470,15 @@ impl Analyzer {
         if !dur.is_finite() {
             return;
         }
-        let (t, lo, hi) = cell(&mut self.cells, (op, chip, tile), risc);
+        let t = cell(&mut self.cells, (op, chip, tile), risc);
         match k {
             LabelKind::Kernel => {
                 t.kernel_ns += dur;
                 if holds {
                     push_sized(&mut t.rare().kernel_cycles, (z.start_cycles, z.end_cycles));
                 }
-                *lo = lo.min(start_ns);
-                *hi = hi.max(end_ns);
+                t.first = t.first.min(start_ns);
+                t.last = t.last.max(end_ns);
                 o.kernel = Some((start_ns, end_ns));
             }
             LabelKind::Wait(w) => {
@@ -530,7 +547,7 @@ impl Analyzer {
                     let within = o.and_then(|o| o.last_wait).filter(|&(s, e, _)| {
                         rk != records::RecordKind::SumStep && m.cycles > s && m.cycles < e
                     });
-                    let (t, ..) = cell(&mut self.cells, (op, chip, tile), risc);
+                    let t = cell(&mut self.cells, (op, chip, tile), risc);
                     t.profiler_records += n as u64;
                     t.profiler_records_ns += ns;
                     if let Some((_, _, w)) = within {
@@ -542,7 +559,6 @@ impl Analyzer {
                 (m.kind, kind(m.site), cpn)
             {
                 *cell(&mut self.cells, (op, chip, tile), risc)
-                    .0
                     .rare()
                     .by_wait
                     .entry(w)
@@ -588,7 +604,6 @@ impl Analyzer {
         }
         for (op, n) in lost {
             cell(&mut self.cells, (op, chip, tile), risc)
-                .0
                 .rare()
                 .records_lost += n;
         }
@@ -679,11 +694,11 @@ mod tests {
     use super::*;
     use crate::model::fixture;
 
-    /// A cell with its RISC and times is the 64 bytes its docs say: one is held per op,
-    /// tile and RISC until the last ring.
+    /// A cell is the 56 bytes its docs say: one is held per op, tile and RISC until the
+    /// last ring.
     #[test]
-    fn a_cell_is_64_bytes() {
-        assert_eq!(std::mem::size_of::<(Risc, (Cell, f64, f64))>(), 64);
+    fn a_cell_is_56_bytes() {
+        assert_eq!(std::mem::size_of::<Cell>(), 56);
     }
 
     /// Without a typed wait or a signal among the profile's sites, no op can have a critical

@@ -114,20 +114,21 @@ fn tile_times(
     let rec = p.op_record(o.chip, o.run);
     if let Some(rec) = rec {
         for risc in Risc::ALL {
-            if rec.kernel_for(tile, risc).is_some() && riscs.iter().all(|r| r.0 != risc) {
-                cell_in(&mut riscs, risc).0.unrecorded = true;
+            if rec.kernel_for(tile, risc).is_some() && riscs.iter().all(|r| r.risc != risc) {
+                cell_in(&mut riscs, risc).unrecorded = true;
             }
         }
     }
-    let lo = riscs.iter().map(|r| r.1 .1).fold(f64::INFINITY, f64::min);
+    let lo = riscs.iter().map(|r| r.first).fold(f64::INFINITY, f64::min);
     let hi = riscs
         .iter()
-        .map(|r| r.1 .2)
+        .map(|r| r.last)
         .fold(f64::NEG_INFINITY, f64::max);
     let span = if hi > lo { hi - lo } else { 0.0 };
     let mut times: Vec<RiscTime> = riscs
         .into_iter()
-        .map(|(risc, (c, lo, _))| {
+        .map(|c| {
+            let (risc, lo) = (c.risc, c.first);
             let stem = || {
                 rec.and_then(|rec| rec.kernel_for(tile, risc))
                     .and_then(|k| k.elf.file_stem())
@@ -141,7 +142,7 @@ fn tile_times(
             } else {
                 stage_name(p, op, tile, risc)
             };
-            let (mut t, kernel, covered) = c.into_time(risc, stage);
+            let (mut t, kernel, covered) = c.into_time(stage);
             t.missing_kernel_zone = !lo.is_finite();
             if let Some(spans) = holds.get(&(o.chip, o.run, tile, risc)) {
                 held::apply(&mut t, (kernel, covered), risc, spans, cpn);
