@@ -32,6 +32,7 @@ use crate::timeline::{Mark, Zone};
 use crate::util::vec::push_sized;
 
 mod finish;
+pub(crate) use finish::LaterTiles;
 
 /// Gathers RISC times ring by ring (see the module docs).
 #[derive(Default)]
@@ -142,6 +143,7 @@ type TileCells = Vec<Cell>;
 /// finish derives - the stage's name, busy time, waits by name, held stretches - are not
 /// held per cell while the rings come), and what most cells never hold out of line
 /// ([`Rare`]): 56 bytes a cell, where a `RiscTime` in the making was 320 (issue 41).
+#[derive(Clone)]
 struct Cell {
     /// Its RISC.
     risc: Risc,
@@ -165,7 +167,7 @@ struct Cell {
 
 /// What a cell holds only with typed waits, profiler stalls, lost records, or held
 /// stretches to place.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Rare {
     /// Time per resource waited on (outermost waits only), ns.
     by_wait: BTreeMap<Wait, f64>,

@@ -16,7 +16,7 @@
 //! written to it as it is computed, an op at a time, and the holders get what module
 //! `write` keeps of it: memory holds one op's tiles at a time, not every op's.
 
-use super::write::{self, Kept, KEPT_TILES};
+use super::write::{self, Kept, KEPT_TILES, TILES_MADE};
 use super::{stopped, Analysis, Analyzer, Stopped};
 use crate::error::Result;
 use crate::inputs::Inputs;
@@ -125,7 +125,8 @@ impl Shared {
                     ..
                 } => {
                     stopped::prepare(p, &mut f.stopped);
-                    let ops = stopped::with_stopped((*analyzer).into_ops(p), p, &f.stopped);
+                    let ops =
+                        stopped::with_stopped((*analyzer).into_ops(p, TILES_MADE), p, &f.stopped);
                     let (written, kept) =
                         write::write(&f.path, ops, &f.stopped, &f.inputs, Kept::new(KEPT_TILES));
                     (Rc::new(kept.into_analysis()), Some(written))

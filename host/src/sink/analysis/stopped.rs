@@ -21,6 +21,7 @@
 //! Only the run that stopped knows this (the session reads it off the stopped cores): `ttprof
 //! report` of the run's snapshot has the op's records, not its stop.
 
+use super::gather::LaterTiles;
 use super::{stage_name, Analyzer, OpAnalysis};
 use crate::profile::Profile;
 use riscv_linker::{NocCoord, Risc};
@@ -166,10 +167,10 @@ pub(crate) fn prepare(p: &Profile, stopped: &mut [Stopped]) {
 /// zone: a KERNEL zone that never closed leaves its cells empty) added in its place in op
 /// order.
 pub(crate) fn with_stopped<'p>(
-    ops: impl Iterator<Item = OpAnalysis> + 'p,
+    ops: impl Iterator<Item = (OpAnalysis, LaterTiles<'p>)> + 'p,
     p: &'p Profile,
     stopped: &[Stopped],
-) -> impl Iterator<Item = OpAnalysis> + 'p {
+) -> impl Iterator<Item = (OpAnalysis, LaterTiles<'p>)> + 'p {
     let mut lacking: Vec<u32> = stopped
         .iter()
         .filter_map(|s| p.op_of(s.chip, s.run))
@@ -182,7 +183,7 @@ pub(crate) fn with_stopped<'p>(
         let Some(&stop) = lacking.peek() else {
             return ops.next();
         };
-        let next = ops.peek().map(|o| p.op_of(o.chip, o.run));
+        let next = ops.peek().map(|(o, _)| p.op_of(o.chip, o.run));
         match next {
             // The op is there: nothing to add.
             Some(Some(i)) if i == stop => {
@@ -194,7 +195,7 @@ pub(crate) fn with_stopped<'p>(
             _ => {
                 lacking.next();
                 if let Some(op) = empty_op(p, stop) {
-                    return Some(op);
+                    return Some((op, LaterTiles::none(p)));
                 }
             }
         }

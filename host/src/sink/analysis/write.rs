@@ -9,18 +9,28 @@
 //! tiles whose verdict disagrees with its own (their verdict, for the summary; no RISC
 //! times) and counts the rest in [`OpAnalysis::tiles_left_out`]. The file has every tile
 //! whole, the same bytes as the whole analysis serialised at once.
+//!
+//! Nor does memory grow with one op's tiles: an op comes with its first [`TILES_MADE`]
+//! tiles made and the rest as the cells they are made of ([`LaterTiles`]), each made again
+//! as it is written and let go (kept only as above). One op of 60,000 tiles held 76 MB of
+//! tiles before it was written (issue 41).
 
-use super::{Analysis, OpAnalysis, Stopped};
+use super::gather::LaterTiles;
+use super::{Analysis, OpAnalysis, Stopped, TileAnalysis, Verdict};
 use crate::atomic::write_atomic;
 use crate::error::Result;
 use crate::inputs::Inputs;
-use serde::ser::{Serialize, SerializeSeq, SerializeStruct, Serializer};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer};
 use std::cell::RefCell;
 use std::path::Path;
 
 /// Tiles an analysis written to its file keeps whole in memory, all ops together (about
 /// 1.3 KB each): enough for any run of a few chips' ops, where a library caller reads them.
 pub const KEPT_TILES: usize = 4_096;
+
+/// Tiles of one op made before the op is written (about 1.3 KB each); an op's tiles past
+/// them are made again one at a time as they are written ([`LaterTiles`]).
+pub(crate) const TILES_MADE: usize = 1_024;
 
 /// What the analysis keeps of the ops it wrote (module docs).
 pub(crate) struct Kept {
@@ -39,22 +49,23 @@ impl Kept {
         }
     }
 
-    /// Keeps `op`: whole while there is room for its tiles, else its own fields and its
-    /// disagreeing tiles' verdicts.
-    fn keep(&mut self, mut op: OpAnalysis) {
-        if op.tiles.len() <= self.room {
-            self.room -= op.tiles.len();
-        } else {
-            self.room = 0;
-            let all = op.tiles.len();
-            op.tiles
-                .retain(|t| op.verdict.as_ref().is_some_and(|v| v.disagrees(t)));
-            for t in &mut op.tiles {
-                t.riscs = Vec::new();
-                t.cbs = Vec::new();
-            }
+    /// Whether an op of `tiles` tiles is kept whole: while there is room for them (taken),
+    /// and never again once an op was not.
+    fn whole(&mut self, tiles: usize) -> bool {
+        let whole = tiles <= self.room;
+        self.room = if whole { self.room - tiles } else { 0 };
+        whole
+    }
+
+    /// Keeps `op` of `tiles` tiles in all, as [`Kept::whole`] said: whole, else its own
+    /// fields and, of the tiles it holds, its disagreeing tiles' verdicts.
+    fn keep(&mut self, mut op: OpAnalysis, tiles: usize, whole: bool) {
+        if !whole {
+            let v = op.verdict.as_ref();
+            op.tiles.retain(|t| v.is_some_and(|v| v.disagrees(t)));
+            op.tiles.iter_mut().for_each(strip);
             op.tiles.shrink_to_fit();
-            op.tiles_left_out = all - op.tiles.len();
+            op.tiles_left_out = tiles - op.tiles.len();
         }
         self.ops.push(op);
     }
@@ -65,12 +76,19 @@ impl Kept {
     }
 }
 
-/// Writes the analysis of `ops` (in op order) to `path`, never over one of `inputs`, each
-/// op of `stopped` with its stop; `kept` keeps what it keeps of each op once it is written.
-/// Gives `kept` back with the result (on an error, with the ops written before it).
-pub(crate) fn write(
+/// A tile as an op not kept whole keeps it: its verdict, no RISC times.
+fn strip(t: &mut TileAnalysis) {
+    t.riscs = Vec::new();
+    t.cbs = Vec::new();
+}
+
+/// Writes the analysis of `ops` (in op order, each with its tiles still to make) to `path`,
+/// never over one of `inputs`, each op of `stopped` with its stop; `kept` keeps what it
+/// keeps of each op once it is written. Gives `kept` back with the result (on an error, with
+/// the ops written before it).
+pub(crate) fn write<'p>(
     path: &Path,
-    ops: impl Iterator<Item = OpAnalysis>,
+    ops: impl Iterator<Item = (OpAnalysis, LaterTiles<'p>)>,
     stopped: &[Stopped],
     inputs: &Inputs,
     kept: Kept,
@@ -98,16 +116,7 @@ struct Json<'a, I> {
     kept: &'a RefCell<Kept>,
 }
 
-/// One op as the file holds it.
-#[derive(serde::Serialize)]
-struct OpJson<'a> {
-    #[serde(flatten)]
-    op: &'a OpAnalysis,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    stopped: Option<&'a Stopped>,
-}
-
-impl<I: Iterator<Item = OpAnalysis>> Serialize for Json<'_, I> {
+impl<'p, I: Iterator<Item = (OpAnalysis, LaterTiles<'p>)>> Serialize for Json<'_, I> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let mut json = s.serialize_struct("Json", 1)?;
         json.serialize_field("ops", &Ops(self))?;
@@ -118,18 +127,101 @@ impl<I: Iterator<Item = OpAnalysis>> Serialize for Json<'_, I> {
 /// The `ops` array of [`Json`].
 struct Ops<'j, 'a, I>(&'j Json<'a, I>);
 
-impl<I: Iterator<Item = OpAnalysis>> Serialize for Ops<'_, '_, I> {
+impl<'p, I: Iterator<Item = (OpAnalysis, LaterTiles<'p>)>> Serialize for Ops<'_, '_, I> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(None)?;
         let ops = self.0.ops.borrow_mut().take();
-        for op in ops.into_iter().flatten() {
+        for (op, later) in ops.into_iter().flatten() {
             let stopped = self
                 .0
                 .stopped
                 .iter()
                 .find(|s| (s.chip, s.run) == (op.chip, op.run));
-            seq.serialize_element(&OpJson { op: &op, stopped })?;
-            self.0.kept.borrow_mut().keep(op);
+            let tiles = op.tiles.len() + later.len();
+            let whole = self.0.kept.borrow_mut().whole(tiles);
+            let kept = RefCell::new(Vec::new());
+            let tiles_json = Tiles {
+                made: &op.tiles,
+                later: &later,
+                verdict: op.verdict.as_ref(),
+                whole,
+                kept: &kept,
+            };
+            seq.serialize_element(&OpJson {
+                op: &op,
+                tiles: &tiles_json,
+                stopped,
+            })?;
+            let mut op = op;
+            op.tiles.extend(kept.into_inner());
+            self.0.kept.borrow_mut().keep(op, tiles, whole);
+        }
+        seq.end()
+    }
+}
+
+/// One op as the file holds it: its fields in [`OpAnalysis`]'s order (as `serde` writes
+/// them), its tiles from [`Tiles`], then `stopped`.
+struct OpJson<'a, 'p> {
+    op: &'a OpAnalysis,
+    tiles: &'a Tiles<'a, 'p>,
+    stopped: Option<&'a Stopped>,
+}
+
+impl Serialize for OpJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let o = self.op;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("op", &o.op)?;
+        m.serialize_entry("chip", &o.chip)?;
+        m.serialize_entry("run", &o.run)?;
+        m.serialize_entry("span_ns", &o.span_ns)?;
+        m.serialize_entry("riscs", &o.riscs)?;
+        m.serialize_entry("verdict", &o.verdict)?;
+        m.serialize_entry("disagreeing_tiles", &o.disagreeing_tiles)?;
+        m.serialize_entry("tiles", self.tiles)?;
+        m.serialize_entry("critical_path", &o.critical_path)?;
+        if !o.counters.is_empty() {
+            m.serialize_entry("counters", &o.counters)?;
+        }
+        if !o.counted_zones.is_empty() {
+            m.serialize_entry("counted_zones", &o.counted_zones)?;
+        }
+        if let Some(r) = &o.roofline {
+            m.serialize_entry("roofline", r)?;
+        }
+        if let Some(st) = self.stopped {
+            m.serialize_entry("stopped", st)?;
+        }
+        m.end()
+    }
+}
+
+/// An op's tiles as the file holds them: those made, then each later one made as it is
+/// written and let go, unless the op is kept whole or the tile disagrees with it (into
+/// `kept`).
+struct Tiles<'a, 'p> {
+    made: &'a [TileAnalysis],
+    later: &'a LaterTiles<'p>,
+    verdict: Option<&'a Verdict>,
+    whole: bool,
+    kept: &'a RefCell<Vec<TileAnalysis>>,
+}
+
+impl Serialize for Tiles<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.made.len() + self.later.len()))?;
+        for t in self.made {
+            seq.serialize_element(t)?;
+        }
+        for mut t in self.later.make() {
+            seq.serialize_element(&t)?;
+            if self.whole {
+                self.kept.borrow_mut().push(t);
+            } else if self.verdict.is_some_and(|v| v.disagrees(&t)) {
+                strip(&mut t);
+                self.kept.borrow_mut().push(t);
+            }
         }
         seq.end()
     }
@@ -145,13 +237,14 @@ mod tests {
     fn whole_file(a: &Analysis) -> Vec<u8> {
         #[derive(serde::Serialize)]
         struct Whole<'a> {
-            ops: Vec<OpJson<'a>>,
+            ops: Vec<Flat<'a>>,
         }
-        let ops = a
-            .ops
-            .iter()
-            .map(|op| OpJson { op, stopped: None })
-            .collect();
+        #[derive(serde::Serialize)]
+        struct Flat<'a> {
+            #[serde(flatten)]
+            op: &'a OpAnalysis,
+        }
+        let ops = a.ops.iter().map(|op| Flat { op }).collect();
         serde_json::to_vec_pretty(&Whole { ops }).unwrap()
     }
 
@@ -175,14 +268,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ttprof_analysis.json");
         let tiles: usize = whole.ops.iter().map(|o| o.tiles.len()).sum();
-        for room in [0, 1, whole.ops[0].tiles.len(), tiles - 1, tiles, usize::MAX] {
-            let ops = fed(&p).into_ops(&p);
+        let first = whole.ops[0].tiles.len();
+        let rooms = [0, 1, first, tiles - 1, tiles, usize::MAX];
+        for (room, made) in rooms
+            .into_iter()
+            .flat_map(|r| [0, 1, first, usize::MAX].map(|m| (r, m)))
+        {
+            let ops = fed(&p).into_ops(&p, made);
             let (written, kept) = write(&path, ops, &[], &Inputs::none(), Kept::new(room));
             written.unwrap();
             assert_eq!(
                 std::fs::read(&path).unwrap(),
                 want,
-                "room for {room} tile(s)"
+                "room for {room} tile(s), {made} made at once"
             );
             let kept = kept.into_analysis();
             assert_eq!(kept.ops.len(), whole.ops.len());
@@ -235,7 +333,9 @@ mod tests {
         }
         let mut kept = Kept::new(whole.ops[0].tiles.len());
         for op in whole.ops.iter().cloned() {
-            kept.keep(op);
+            let tiles = op.tiles.len();
+            let keep_whole = kept.whole(tiles);
+            kept.keep(op, tiles, keep_whole);
         }
         let kept = kept.into_analysis();
         assert_eq!(json(&kept.ops[0]), json(&whole.ops[0]), "the first op fits");

@@ -3,21 +3,33 @@
 //! verdict, the disagreeing tiles, the critical path, counters and roofline).
 
 use super::*;
+use std::rc::Rc;
 
 impl Analyzer {
     /// The analysis: per op, per tile, verdicts.
     pub(crate) fn finish(self, p: &Profile) -> Analysis {
-        Analysis {
-            ops: self.into_ops(p).collect(),
-        }
+        let ops = self.into_ops(p, usize::MAX).map(|(mut op, later)| {
+            op.tiles.extend(later.make());
+            op
+        });
+        Analysis { ops: ops.collect() }
     }
 
     /// The analysis an op at a time, in op order ([`Analysis::ops`]): an op's tiles are made
     /// when it is asked for, so a caller that writes each op and keeps only part of it
-    /// holds one op's tiles at a time (module `write`).
-    pub(crate) fn into_ops(self, p: &Profile) -> impl Iterator<Item = OpAnalysis> + '_ {
+    /// holds one op's tiles at a time (module `write`). Each op comes with its first
+    /// `made` tiles in [`OpAnalysis::tiles`] and the rest still as cells ([`LaterTiles`]),
+    /// so that an op of very many tiles is never held whole: its own fields (sums over its
+    /// tiles, verdict, disagreeing tiles) are computed first, from each tile made and let
+    /// go, and a later tile is made again when it is written (issue 41: one op of 60,000
+    /// tiles held 76 MB of tiles).
+    pub(crate) fn into_ops(
+        self,
+        p: &Profile,
+        made: usize,
+    ) -> impl Iterator<Item = (OpAnalysis, LaterTiles<'_>)> + '_ {
         let mut paths = self.paths.finish(p);
-        let holds = held::index(p.oplog.as_ref());
+        let holds = Rc::new(held::index(p.oplog.as_ref()));
         // Tiles per op: each op's list sized to them (a doubling one held up to twice its
         // 200 bytes a tile unused; issue 41).
         let mut tile_count: HashMap<u32, usize> = HashMap::new();
@@ -29,14 +41,21 @@ impl Analyzer {
         let mut cells = self.cells.into_iter().peekable();
         std::iter::from_fn(move || {
             let op = cells.peek()?.0 .0;
+            let o = &p.ops[op as usize];
+            let mut later = LaterTiles {
+                p,
+                op,
+                holds: Rc::clone(&holds),
+                cells: Vec::new(),
+            };
+            // The verdict's RISC of each later tile (an index into `names`), for the
+            // disagreeing tiles once the op's own verdict is known.
+            let (mut names, mut later_riscs) = (Vec::<String>::new(), Vec::<Option<usize>>::new());
             let mut entry: Option<OpAnalysis> = None;
             while let Some(((_, chip, tile), riscs)) = cells.next_if(|((o, ..), _)| *o == op) {
-                let o = &p.ops[op as usize];
-                let (times, span) = tile_times(p, op, chip, tile, riscs, &holds);
-                let verdict = verdict(&times, span);
-                let cbs = cb_links(&times, span);
                 let entry = entry.get_or_insert_with(|| {
                     let rec = p.op_record(o.chip, o.run);
+                    let tiles = tile_count.get(&op).copied().unwrap_or(0);
                     OpAnalysis {
                         op: o.name.clone(),
                         chip,
@@ -45,7 +64,7 @@ impl Analyzer {
                         riscs: Vec::new(),
                         verdict: None,
                         disagreeing_tiles: Vec::new(),
-                        tiles: Vec::with_capacity(tile_count.get(&op).copied().unwrap_or(0)),
+                        tiles: Vec::with_capacity(tiles.min(made)),
                         tiles_left_out: 0,
                         critical_path: None,
                         counters: counters::of(rec),
@@ -53,15 +72,25 @@ impl Analyzer {
                         roofline: roofline::of(rec, p.geometry().arch),
                     }
                 });
-                entry.span_ns += span;
-                add_up(&mut entry.riscs, &times);
-                entry.tiles.push(TileAnalysis {
-                    tile: format!("{}-{}", tile.x, tile.y),
-                    span_ns: span,
-                    riscs: times,
-                    cbs,
-                    verdict,
-                });
+                let is_later = entry.tiles.len() >= made;
+                let t = if !is_later {
+                    tile_analysis(p, op, chip, tile, riscs, &holds)
+                } else {
+                    let t = tile_analysis(p, op, chip, tile, riscs.clone(), &holds);
+                    later.cells.push((chip, tile, riscs));
+                    later_riscs.push(t.verdict.as_ref().map(|v| {
+                        names.iter().position(|n| *n == v.risc).unwrap_or_else(|| {
+                            names.push(v.risc.clone());
+                            names.len() - 1
+                        })
+                    }));
+                    t
+                };
+                entry.span_ns += t.span_ns;
+                add_up(&mut entry.riscs, &t.riscs);
+                if !is_later {
+                    entry.tiles.push(t);
+                }
             }
             let mut a = entry?;
             a.critical_path = paths.remove(&op);
@@ -85,15 +114,77 @@ impl Analyzer {
                 }
             }
             if let Some(v) = &a.verdict {
-                a.disagreeing_tiles = a
-                    .tiles
+                let made = a.tiles.iter().filter(|t| v.disagrees(t));
+                let later = later
+                    .cells
                     .iter()
-                    .filter(|t| v.disagrees(t))
+                    .zip(&later_riscs)
+                    .filter(|(_, r)| r.is_some_and(|r| names[r] != v.risc));
+                a.disagreeing_tiles = made
                     .map(|t| t.tile.clone())
+                    .chain(later.map(|((_, tile, _), _)| tile_name(*tile)))
                     .collect();
             }
-            Some(a)
+            Some((a, later))
         })
+    }
+}
+
+/// An op's tiles past the ones [`Analyzer::into_ops`] made: still as cells, each made into
+/// its [`TileAnalysis`] when asked for ([`LaterTiles::make`]), the same to the bit.
+pub(crate) struct LaterTiles<'p> {
+    p: &'p Profile,
+    op: u32,
+    holds: Rc<held::Index<'p>>,
+    /// (chip, tile, its RISCs' cells), in tile order.
+    cells: Vec<(u32, NocCoord, TileCells)>,
+}
+
+impl<'p> LaterTiles<'p> {
+    /// No later tile (an op of `p` made whole).
+    pub(crate) fn none(p: &'p Profile) -> LaterTiles<'p> {
+        LaterTiles {
+            p,
+            op: 0,
+            holds: Rc::default(),
+            cells: Vec::new(),
+        }
+    }
+
+    /// How many there are.
+    pub(crate) fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// Each made, in tile order (after the op's [`OpAnalysis::tiles`]).
+    pub(crate) fn make(&self) -> impl Iterator<Item = TileAnalysis> + '_ {
+        self.cells.iter().map(|(chip, tile, riscs)| {
+            tile_analysis(self.p, self.op, *chip, *tile, riscs.clone(), &self.holds)
+        })
+    }
+}
+
+/// A tile's name in the analysis: NoC0 `x-y`.
+fn tile_name(tile: NocCoord) -> String {
+    format!("{}-{}", tile.x, tile.y)
+}
+
+/// One tile of op `op` made from its cells: its RISCs' times, span, CB links and verdict.
+fn tile_analysis(
+    p: &Profile,
+    op: u32,
+    chip: u32,
+    tile: NocCoord,
+    riscs: TileCells,
+    holds: &held::Index<'_>,
+) -> TileAnalysis {
+    let (times, span) = tile_times(p, op, chip, tile, riscs, holds);
+    TileAnalysis {
+        tile: tile_name(tile),
+        span_ns: span,
+        verdict: verdict(&times, span),
+        cbs: cb_links(&times, span),
+        riscs: times,
     }
 }
 
