@@ -310,6 +310,26 @@ mod tests {
         }
     }
 
+    /// An op comes with at most `made` tiles made and the rest as cells; its own fields
+    /// (sums over every tile, verdict, disagreeing tiles) are the whole op's, and its later
+    /// tiles, made, are the whole op's too.
+    #[test]
+    fn an_op_holds_at_most_its_made_tiles() {
+        let p = in_pieces::waiting();
+        let whole = fed(&p).finish(&p);
+        for made in [0, 1, 2] {
+            let ops: Vec<_> = fed(&p).into_ops(&p, made).collect();
+            assert_eq!(ops.len(), whole.ops.len());
+            for ((op, later), w) in ops.into_iter().zip(&whole.ops) {
+                assert_eq!(op.tiles.len(), made.min(w.tiles.len()), "{made} made");
+                assert_eq!(later.len(), w.tiles.len() - op.tiles.len());
+                let mut op = op;
+                op.tiles.extend(later.make());
+                assert_eq!(json(&op), json(w), "{made} made");
+            }
+        }
+    }
+
     /// Past the room, an op keeps its disagreeing tiles' verdicts (what the summary prints
     /// of them) and no RISC times, and counts the rest.
     #[test]
