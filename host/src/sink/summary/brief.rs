@@ -228,7 +228,7 @@ fn zone_table(t: &mut String, zones: &[ZoneRow]) {
         .collect();
     let title = "slowest zones";
     let name_w = name_width(rows.iter().map(|z| z.zone.as_str()), title);
-    let widths = column_widths(&header, cells.iter().map(|c| c.as_slice()));
+    let widths = column_widths(&header, cells.iter());
     write_row(t, "  ", (title, name_w), &header, &widths);
     for (z, c) in rows.iter().zip(&cells) {
         write_row(t, "  ", (&z.zone, name_w), c, &widths);

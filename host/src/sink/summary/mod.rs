@@ -658,7 +658,7 @@ fn render_values(t: &mut String, rows: &[ValueRow]) {
         })
         .collect();
     let name_w = name_width(rows.iter().map(|r| r.zone.as_str()), "value zone");
-    let widths = column_widths(&header, cells.iter().map(|c| c.as_slice()));
+    let widths = column_widths(&header, cells.iter());
     let mut line =
         |name: &str, cells: &[String]| write_row(t, "    ", (name, name_w), cells, &widths);
     line("value zone", &header);
@@ -693,7 +693,7 @@ fn render_sums(t: &mut String, sums: &[SumRow]) {
         })
         .collect();
     let name_w = name_width(sums.iter().map(|r| r.zone.as_str()), "sum zone");
-    let widths = column_widths(&header, cells.iter().map(|c| c.as_slice()));
+    let widths = column_widths(&header, cells.iter());
     let mut line =
         |name: &str, cells: &[String]| write_row(t, "    ", (name, name_w), cells, &widths);
     line("sum zone", &header);
