@@ -275,6 +275,11 @@ pub struct TileAnalysis {
     pub verdict: Option<Verdict>,
 }
 
+/// A tile's name in the analysis: NoC0 `x-y`.
+fn tile_name(tile: NocCoord) -> String {
+    format!("{}-{}", tile.x, tile.y)
+}
+
 /// One op (one launch).
 #[derive(Clone, Debug, Serialize)]
 pub struct OpAnalysis {

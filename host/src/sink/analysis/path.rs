@@ -10,7 +10,7 @@
 //! waits, and the profiler's cost counted so far, [`Cost`]), bounded by the ring's ops and
 //! nesting.
 
-use super::{stage_name, LabelKind};
+use super::{stage_name, tile_name, LabelKind};
 use crate::critpath::{self, CoreId, OpTrace, SignalMark, StepKind, WaitSpan};
 use crate::profile::Profile;
 use crate::sink::exact;
@@ -657,7 +657,7 @@ fn is_zero(n: &u64) -> bool {
 fn build(p: &Profile, op: u32, t: &OpTrace) -> CriticalPath {
     let chip = p.ops[op as usize].chip;
     let core_ref = |c: CoreId| CoreRef {
-        tile: format!("{}-{}", c.tile.x, c.tile.y),
+        tile: tile_name(c.tile),
         risc: c.risc.name().to_string(),
         stage: stage_name(p, op, c.tile, c.risc),
     };

@@ -22,7 +22,7 @@
 //! report` of the run's snapshot has the op's records, not its stop.
 
 use super::gather::LaterTiles;
-use super::{stage_name, Analyzer, OpAnalysis};
+use super::{stage_name, tile_name, Analyzer, OpAnalysis};
 use crate::profile::Profile;
 use riscv_linker::{NocCoord, Risc};
 use serde::Serialize;
@@ -106,7 +106,7 @@ impl StoppedCore {
         StoppedCore {
             noc: tile,
             core: risc,
-            tile: format!("{}-{}", tile.x, tile.y),
+            tile: tile_name(tile),
             risc: risc.name().to_string(),
             stage: String::new(),
             pc: format!("{pc:#010x}"),

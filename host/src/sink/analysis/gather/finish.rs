@@ -164,11 +164,6 @@ impl<'p> LaterTiles<'p> {
     }
 }
 
-/// A tile's name in the analysis: NoC0 `x-y`.
-fn tile_name(tile: NocCoord) -> String {
-    format!("{}-{}", tile.x, tile.y)
-}
-
 /// One tile of op `op` made from its cells: its RISCs' times, span, CB links and verdict.
 fn tile_analysis(
     p: &Profile,
