@@ -48,9 +48,9 @@ impl Analyzer {
                 holds: Rc::clone(&holds),
                 cells: Vec::new(),
             };
-            // The verdict's RISC of each later tile (an index into `names`), for the
-            // disagreeing tiles once the op's own verdict is known.
-            let (mut names, mut later_riscs) = (Vec::<String>::new(), Vec::<Option<usize>>::new());
+            // The verdict's RISC of each later tile, for the disagreeing tiles once the
+            // op's own verdict is known.
+            let mut later_riscs: Vec<Option<Risc>> = Vec::new();
             let mut entry: Option<OpAnalysis> = None;
             while let Some(((_, chip, tile), riscs)) = cells.next_if(|((o, ..), _)| *o == op) {
                 let entry = entry.get_or_insert_with(|| {
@@ -78,12 +78,7 @@ impl Analyzer {
                 } else {
                     let t = tile_analysis(p, op, chip, tile, riscs.clone(), &holds);
                     later.cells.push((chip, tile, riscs));
-                    later_riscs.push(t.verdict.as_ref().map(|v| {
-                        names.iter().position(|n| *n == v.risc).unwrap_or_else(|| {
-                            names.push(v.risc.clone());
-                            names.len() - 1
-                        })
-                    }));
+                    later_riscs.push(t.verdict.as_ref().and_then(|v| Risc::from_name(&v.risc)));
                     t
                 };
                 entry.span_ns += t.span_ns;
@@ -119,7 +114,7 @@ impl Analyzer {
                     .cells
                     .iter()
                     .zip(&later_riscs)
-                    .filter(|(_, r)| r.is_some_and(|r| names[r] != v.risc));
+                    .filter(|(_, r)| r.is_some_and(|r| r.name() != v.risc));
                 a.disagreeing_tiles = made
                     .map(|t| t.tile.clone())
                     .chain(later.map(|((_, tile, _), _)| tile_name(*tile)))
