@@ -16,7 +16,7 @@
 //! tiles before it was written (issue 41).
 
 use super::gather::LaterTiles;
-use super::{Analysis, OpAnalysis, Stopped, TileAnalysis, Verdict};
+use super::{Analysis, OpAnalysis, Stopped, TileAnalysis};
 use crate::atomic::write_atomic;
 use crate::error::Result;
 use crate::inputs::Inputs;
@@ -131,7 +131,7 @@ impl<'p, I: Iterator<Item = (OpAnalysis, LaterTiles<'p>)>> Serialize for Ops<'_,
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(None)?;
         let ops = self.0.ops.borrow_mut().take();
-        for (op, later) in ops.into_iter().flatten() {
+        for (mut op, later) in ops.into_iter().flatten() {
             let stopped = self
                 .0
                 .stopped
@@ -141,9 +141,8 @@ impl<'p, I: Iterator<Item = (OpAnalysis, LaterTiles<'p>)>> Serialize for Ops<'_,
             let whole = self.0.kept.borrow_mut().whole(tiles);
             let kept = RefCell::new(Vec::new());
             let tiles_json = Tiles {
-                made: &op.tiles,
+                op: &op,
                 later: &later,
-                verdict: op.verdict.as_ref(),
                 whole,
                 kept: &kept,
             };
@@ -152,7 +151,6 @@ impl<'p, I: Iterator<Item = (OpAnalysis, LaterTiles<'p>)>> Serialize for Ops<'_,
                 tiles: &tiles_json,
                 stopped,
             })?;
-            let mut op = op;
             op.tiles.extend(kept.into_inner());
             self.0.kept.borrow_mut().keep(op, tiles, whole);
         }
@@ -201,24 +199,24 @@ impl Serialize for OpJson<'_, '_> {
 /// written and let go, unless the op is kept whole or the tile disagrees with it (into
 /// `kept`).
 struct Tiles<'a, 'p> {
-    made: &'a [TileAnalysis],
+    op: &'a OpAnalysis,
     later: &'a LaterTiles<'p>,
-    verdict: Option<&'a Verdict>,
     whole: bool,
     kept: &'a RefCell<Vec<TileAnalysis>>,
 }
 
 impl Serialize for Tiles<'_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(self.made.len() + self.later.len()))?;
-        for t in self.made {
+        let made = &self.op.tiles;
+        let mut seq = s.serialize_seq(Some(made.len() + self.later.len()))?;
+        for t in made {
             seq.serialize_element(t)?;
         }
         for mut t in self.later.make() {
             seq.serialize_element(&t)?;
             if self.whole {
                 self.kept.borrow_mut().push(t);
-            } else if self.verdict.is_some_and(|v| v.disagrees(&t)) {
+            } else if self.op.verdict.as_ref().is_some_and(|v| v.disagrees(&t)) {
                 strip(&mut t);
                 self.kept.borrow_mut().push(t);
             }
