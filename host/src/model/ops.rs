@@ -192,9 +192,11 @@ pub fn collect(readout: &Readout, sites: &Resolution, timebase: &Timebase) -> Op
         let id = ring.id;
         let r = &ring.records;
         let (mut w, mut runs) = (RingWrappers::default(), RingRuns::default());
+        let mut kinds = WrapperKinds::default();
         for i in 0..r.len() {
             let run = runs.index_of(r.run_at(i));
             w.add(
+                &mut kinds,
                 runs.at(run),
                 id,
                 r.kind[i],
@@ -221,35 +223,41 @@ pub fn collect(readout: &Readout, sites: &Resolution, timebase: &Timebase) -> Op
 /// ring in readout order ([`Ops::merge_ring`]), which gives what one pass over every ring
 /// gives (first earliest start, first latest end: ties keep the earlier ring). One ring is
 /// one RISC of one tile, so its runs' op, RISC and core spans are the same span.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct RingWrappers {
     /// The ring (set by the first wrapper zone).
     id: Option<crate::readout::RingId>,
-    /// The wrapper kind of each site of run `kind_run`, the run last seen: one name
-    /// comparison per (run, site) while the ring's runs come one after another, and
-    /// nothing held per run.
-    kind_run: u32,
-    kind_of: crate::util::small_map::SmallMap<u16, Option<Wrapper>>,
     no_timebase: u64,
 }
 
-impl Default for RingWrappers {
-    fn default() -> RingWrappers {
-        RingWrappers {
-            id: None,
-            kind_run: NO_RUN,
-            kind_of: Default::default(),
-            no_timebase: 0,
+/// The wrapper kind of each site of `run`, the run of the ring last seen: one name
+/// comparison per (run, site) while the ring's runs come one after another, and nothing
+/// held per run. Held while one ring is read (by the pass's reading, a ring at a time, not
+/// by every ring's [`RingWrappers`]; issue 41), and made anew for each ring: a site's kind
+/// depends on the ring's RISC.
+#[derive(Debug)]
+pub(crate) struct WrapperKinds {
+    run: u32,
+    of: crate::util::small_map::SmallMap<u16, Option<Wrapper>>,
+}
+
+impl Default for WrapperKinds {
+    fn default() -> WrapperKinds {
+        WrapperKinds {
+            run: NO_RUN,
+            of: Default::default(),
         }
     }
 }
 
 impl RingWrappers {
     /// One record of ring `id` in run `facts`: a wrapper zone (its site's name, asked once
-    /// per (run, site), is the ring's own `<RISC>-FW` or `-KERNEL`) widens the run's span.
+    /// per (run, site) while `kinds` holds the run, is the ring's own `<RISC>-FW` or
+    /// `-KERNEL`) widens the run's span.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn add<'n>(
         &mut self,
+        kinds: &mut WrapperKinds,
         facts: &mut RunFacts,
         id: crate::readout::RingId,
         kind: RecordKind,
@@ -261,11 +269,11 @@ impl RingWrappers {
         if kind != RecordKind::Zone || facts.run == NO_RUN {
             return;
         }
-        if self.kind_run != facts.run {
-            self.kind_run = facts.run;
-            self.kind_of = Default::default();
+        if kinds.run != facts.run {
+            kinds.run = facts.run;
+            kinds.of = Default::default();
         }
-        let w = *self.kind_of.get_or_insert_with(site, || {
+        let w = *kinds.of.get_or_insert_with(site, || {
             let name = name()?;
             if name == id.risc.fw_zone() {
                 Some(Wrapper::Fw)
@@ -461,11 +469,13 @@ mod tests {
         };
         let tb = Timebase::nominal(fixture::ARCH, 1);
         let (mut w, mut by_run) = (RingWrappers::default(), RingRuns::default());
+        let mut kinds = WrapperKinds::default();
         let runs: Vec<u32> = (1..=20).chain([3, 15, 1, 15, 21]).collect();
         for (k, &run) in runs.iter().enumerate() {
             let t = 100 * k as u64;
             let i = by_run.index_of(run);
             w.add(
+                &mut kinds,
                 by_run.at(i),
                 id,
                 RecordKind::Zone,

@@ -9,6 +9,12 @@
 //! readout order (`crate::profile::Profile::from_passes`), which gives exactly what one
 //! pass over a readout holding every record gives (labels in the same order, the same
 //! spans, ties kept by the earlier ring).
+//!
+//! What only the reading of a ring needs (the run whose sites are being read, the wrapper
+//! kind of each of its sites) is a [`Reading`], held for the ring being read, not by every
+//! ring's pass: a device log's rows are read a row at a time, and its 300,000 rings each
+//! held 80 bytes of it to the end (issue 41). A reading that leaves a ring settles into its
+//! pass ([`RingPass::settle`]); the ring can be read again later with a new one.
 
 use crate::decode::{RecordKind, Records};
 use crate::devmem::DeviceMemory;
@@ -16,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::inputs::Inputs;
 use crate::model::ring_runs::RingRuns;
 use crate::oplog::OpLog;
-use crate::ops::RingWrappers;
+use crate::ops::{RingWrappers, WrapperKinds};
 use crate::profile::{Loaded, Profile};
 use crate::readout::{RingId, RingReader, RingReport};
 use crate::resolve::{has_site, Resolution, Resolver};
@@ -28,6 +34,16 @@ use std::borrow::Cow;
 use std::path::Path;
 
 mod site_order;
+
+/// What reading one ring holds beside its [`RingPass`] (see the module docs): settled into
+/// the pass when the reading leaves the ring, and only then are the pass's sites whole.
+#[derive(Debug, Default)]
+pub(crate) struct Reading {
+    /// The run whose sites are being read.
+    sites: site_order::Current,
+    /// The wrapper kind of each site of the run last seen.
+    kinds: WrapperKinds,
+}
 
 /// One ring's facts (see the module docs).
 #[derive(Debug)]
@@ -70,15 +86,19 @@ impl RingPass {
         timebase: &Timebase,
     ) -> RingPass {
         let mut p = RingPass::new(ring.id, timebase);
-        p.add_records(&ring.records, timebase, |run, site| {
+        let mut reading = Reading::default();
+        p.add_records(&mut reading, &ring.records, timebase, |run, site| {
             sites.site(index, run, site).map(|m| m.name.as_str())
         });
+        p.settle(reading);
         p
     }
 
-    /// Every record of `r`, in order (`name` gives a site's name, asked once per (run, site)).
+    /// Every record of `r`, in order, read with `reading` (`name` gives a site's name, asked
+    /// once per (run, site)).
     pub(crate) fn add_records<'n>(
         &mut self,
+        reading: &mut Reading,
         r: &Records,
         timebase: &Timebase,
         name: impl Fn(u32, u16) -> Option<&'n str>,
@@ -86,14 +106,19 @@ impl RingPass {
         let rows = r.runs().zip(r.starts().zip(r.ends()));
         for (i, (run, times)) in rows.enumerate() {
             let site = r.site[i];
-            self.record(r.kind[i], run, site, times, timebase, || name(run, site));
+            self.record(reading, r.kind[i], run, site, times, timebase, || {
+                name(run, site)
+            });
         }
     }
 
-    /// The next record of the ring (`name` gives its site's name, asked at most once per
-    /// (run, site) while the ring's runs come one after another).
+    /// The next record of the ring, read with `reading`, this ring's since it was made or
+    /// last settled (`name` gives the record's site's name, asked at most once per (run,
+    /// site) while the ring's runs come one after another).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn record<'n>(
         &mut self,
+        reading: &mut Reading,
         kind: RecordKind,
         run: u32,
         site: u16,
@@ -104,12 +129,22 @@ impl RingPass {
         self.records += 1;
         let i = self.runs.index_of(run);
         let facts = self.runs.at(i);
-        self.wrappers
-            .add(facts, self.id, kind, site, (start, end), timebase, name);
+        let kinds = &mut reading.kinds;
+        self.wrappers.add(
+            kinds,
+            facts,
+            self.id,
+            kind,
+            site,
+            (start, end),
+            timebase,
+            name,
+        );
         if !self.placed || !has_site(kind) {
             return;
         }
-        self.sites.add(i as u32, facts.seen_sites(), site);
+        let seen = facts.seen_sites();
+        self.sites.add(&mut reading.sites, i as u32, seen, site);
         // Point records sit at their end time, zones span start to end.
         let id = self.id;
         let first = if kind.is_zone() { start } else { end };
@@ -122,7 +157,14 @@ impl RingPass {
         }
     }
 
-    /// Distinct (run, site) of the site-carrying records, in first-seen order.
+    /// The end of `reading` on this ring: what it holds of the ring's sites joins the
+    /// pass's, and the rest is dropped.
+    pub(crate) fn settle(&mut self, mut reading: Reading) {
+        self.sites.close(&mut reading.sites);
+    }
+
+    /// Distinct (run, site) of the site-carrying records, in first-seen order (of the
+    /// readings settled).
     pub(crate) fn sites(&self) -> impl Iterator<Item = (u32, u16)> + '_ {
         let order = self.sites.iter();
         order.map(|(i, site)| (self.runs.id(i as usize), site))
@@ -179,7 +221,7 @@ pub(crate) fn in_pieces<T>(
     sites: &mut Resolution,
     read: impl FnOnce(&mut dyn FnMut(Records)) -> Result<T>,
 ) -> Result<(RingPass, T)> {
-    let mut pass = RingPass::new(id, timebase);
+    let (mut pass, mut reading) = (RingPass::new(id, timebase), Reading::default());
     let mut ring = match resolver {
         Some(r) => Some(r.begin_ring(id, arch, sites)),
         None => {
@@ -192,10 +234,11 @@ pub(crate) fn in_pieces<T>(
             (Some(r), Some(ring)) => r.add_records(ring, &records, sites),
             _ => sites.add_unresolved_records(&records),
         }
-        pass.add_records(&records, timebase, |run, site| {
+        pass.add_records(&mut reading, &records, timebase, |run, site| {
             sites.site(index, run, site).map(|m| m.name.as_str())
         });
     })?;
+    pass.settle(reading);
     if let (Some(r), Some(ring)) = (resolver, ring) {
         r.end_ring(ring, sites);
     }

@@ -160,6 +160,14 @@ pub(super) struct Pairing {
 }
 
 impl Pairing {
+    /// Drops the rings' states (and the index finding them), once read: the counts and
+    /// spans stay.
+    pub(super) fn forget_rings(&mut self) {
+        self.rings = Vec::new();
+        self.ring_of = FxHashMap::default();
+        self.last_ring = None;
+    }
+
     /// Nothing read of the device log `path` yet.
     pub(super) fn new(path: &Path) -> Pairing {
         Pairing::with_rings(path, 0)

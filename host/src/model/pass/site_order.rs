@@ -7,7 +7,14 @@
 //! pairs are the blocks expanded in order: block by block, run by run, site by site. Once a
 //! run comes back after another began, every pair seen so far is put in a set, and each new
 //! pair is appended on its own: exact, at a set entry per pair, for such rings only.
+//!
+//! The run being read ([`Current`]) is held by the reading, one ring at a time
+//! ([`crate::pass::Reading`]), not by every ring's order (300,000 rings held 40 bytes each of
+//! it to the end of the pass, and a list of its sites; issue 41): the reading closes it into
+//! a block ([`SiteOrder::close`]) when it moves to another ring. A ring read again after
+//! that, in the same run (rows of rings interleaved), counts as that run coming back.
 
+use crate::util::vec::push_sized;
 use rustc_hash::FxHashSet;
 
 /// Sites of one run searched in a list, before a set.
@@ -28,57 +35,65 @@ pub(crate) struct SiteOrder {
     blocks: Vec<Block>,
     /// The blocks' sites.
     pool: Vec<u16>,
-    /// The run whose sites are being seen, and its sites so far (not yet a block).
-    current: Option<(u32, Vec<u16>)>,
-    /// The current run's sites as a set, once they are more than [`FEW`].
-    current_set: Option<Box<FxHashSet<u16>>>,
-    /// Every pair seen, once a run came back (then `current` is `None`).
+    /// Every pair seen, once a run came back (then no run is current).
     revisited: Option<Box<FxHashSet<(u32, u16)>>>,
+}
+
+/// The run whose sites are being read on one ring, and its sites so far (not yet a block
+/// of the ring's [`SiteOrder`]): the reading's, a ring at a time (see the module docs).
+#[derive(Debug, Default)]
+pub(crate) struct Current {
+    /// The run (an index) and its sites in first-seen order.
+    run: Option<(u32, Vec<u16>)>,
+    /// Its sites as a set, once they are more than [`FEW`].
+    set: Option<Box<FxHashSet<u16>>>,
 }
 
 impl SiteOrder {
     /// A site-carrying record of run `run` (an index) at `site`; `seen_before` says whether
-    /// the run had one before.
-    pub(super) fn add(&mut self, run: u32, seen_before: bool, site: u16) {
+    /// the run had one before. `current` is the ring's run being read (empty when the
+    /// reading has just come to the ring).
+    pub(super) fn add(&mut self, current: &mut Current, run: u32, seen_before: bool, site: u16) {
         if let Some(seen) = &mut self.revisited {
             if seen.insert((run, site)) {
                 self.append(run, site);
             }
             return;
         }
-        match &mut self.current {
+        match &mut current.run {
             Some((r, sites)) if *r == run => {
                 // A run names a few sites: a search of them, a set past a few.
-                let new = match &mut self.current_set {
+                let new = match &mut current.set {
                     Some(set) => set.insert(site),
                     None => !sites.contains(&site),
                 };
                 if new {
                     sites.push(site);
-                    if sites.len() > FEW && self.current_set.is_none() {
-                        self.current_set = Some(Box::new(sites.iter().copied().collect()));
+                    if sites.len() > FEW && current.set.is_none() {
+                        current.set = Some(Box::new(sites.iter().copied().collect()));
                     }
                 }
                 return;
             }
             _ => {}
         }
-        self.close_current();
+        self.close(current);
         if seen_before {
             let seen: FxHashSet<(u32, u16)> = self.iter().collect();
             self.revisited = Some(Box::new(seen));
-            self.add(run, seen_before, site);
+            self.add(current, run, seen_before, site);
             return;
         }
-        self.current = Some((run, vec![site]));
+        current.run = Some((run, vec![site]));
     }
 
-    /// The current run's sites as a block: the last block grown by one run when it is
-    /// the run before with the same sites, else a new block (sharing the last block's
-    /// sites when they are the same).
-    fn close_current(&mut self) {
-        self.current_set = None;
-        let Some((run, sites)) = self.current.take() else {
+    /// `current`'s sites as a block, leaving it empty: the last block grown by one run when
+    /// it is the run before with the same sites, else a new block (sharing the last block's
+    /// sites when they are the same). The reading closes its run so when it leaves the ring;
+    /// until then [`SiteOrder::iter`] lacks its pairs.
+    pub(super) fn close(&mut self, current: &mut Current) {
+        current.set = None;
+        let Some((run, sites)) = current.run.take() else {
             return;
         };
         if let Some(last) = self.blocks.last_mut() {
@@ -92,19 +107,28 @@ impl SiteOrder {
                         runs: 1,
                         ..*last
                     };
-                    self.blocks.push(b);
+                    push_sized(&mut self.blocks, b);
                 }
                 return;
             }
         }
         let start = self.pool.len() as u32;
-        self.pool.extend_from_slice(&sites);
-        self.blocks.push(Block {
-            first: run,
-            runs: 1,
-            start,
-            len: sites.len() as u32,
-        });
+        let len = sites.len() as u32;
+        if self.pool.is_empty() {
+            // A ring's first block (most rings' only one): the run's list is the pool.
+            self.pool = sites;
+        } else {
+            self.pool.extend_from_slice(&sites);
+        }
+        push_sized(
+            &mut self.blocks,
+            Block {
+                first: run,
+                runs: 1,
+                start,
+                len,
+            },
+        );
     }
 
     /// A pair after a revisit: the last block's sites grown when it is that run's alone
@@ -118,26 +142,24 @@ impl SiteOrder {
                 return;
             }
         }
-        self.blocks.push(Block {
-            first: run,
-            runs: 1,
-            start: self.pool.len() as u32,
-            len: 1,
-        });
+        push_sized(
+            &mut self.blocks,
+            Block {
+                first: run,
+                runs: 1,
+                start: self.pool.len() as u32,
+                len: 1,
+            },
+        );
         self.pool.push(site);
     }
 
-    /// Every distinct (run index, site), in first-seen order.
+    /// Every distinct (run index, site) of the runs closed, in first-seen order.
     pub(super) fn iter(&self) -> impl Iterator<Item = (u32, u16)> + '_ {
-        let blocks = self.blocks.iter().flat_map(move |b| {
+        self.blocks.iter().flat_map(move |b| {
             let sites = &self.pool[b.start as usize..(b.start + b.len) as usize];
             (b.first..b.first + b.runs).flat_map(move |r| sites.iter().map(move |&s| (r, s)))
-        });
-        let current = self
-            .current
-            .iter()
-            .flat_map(|(r, sites)| sites.iter().map(|&s| (*r, s)));
-        blocks.chain(current)
+        })
     }
 }
 
@@ -201,34 +223,69 @@ mod tests {
                 .collect();
             cases.push(case);
         }
-        for (k, case) in cases.iter().enumerate() {
-            let mut order = SiteOrder::default();
-            let mut want: Vec<(u32, u16)> = Vec::new();
-            let mut runs_seen: Vec<u32> = Vec::new();
-            for &(run, site) in case {
-                let seen_before = runs_seen.contains(&run);
-                if !seen_before {
-                    runs_seen.push(run);
+        // Each case read at once, and read with the reading leaving the ring (closing its
+        // run) before every record, or before pseudo-random ones.
+        for leave in [Leave::Never, Leave::Always, Leave::Sometimes] {
+            for (k, case) in cases.iter().enumerate() {
+                let (mut order, mut current) = (SiteOrder::default(), Current::default());
+                let mut want: Vec<(u32, u16)> = Vec::new();
+                let mut runs_seen: Vec<u32> = Vec::new();
+                for &(run, site) in case {
+                    let seen_before = runs_seen.contains(&run);
+                    if !seen_before {
+                        runs_seen.push(run);
+                    }
+                    let leaves = match leave {
+                        Leave::Never => false,
+                        Leave::Always => true,
+                        Leave::Sometimes => next(5) == 0,
+                    };
+                    if leaves {
+                        order.close(&mut current);
+                    }
+                    order.add(&mut current, run, seen_before, site);
+                    if !want.contains(&(run, site)) {
+                        want.push((run, site));
+                    }
                 }
-                order.add(run, seen_before, site);
-                if !want.contains(&(run, site)) {
-                    want.push((run, site));
-                }
+                order.close(&mut current);
+                let got: Vec<(u32, u16)> = order.iter().collect();
+                assert_eq!(got, want, "case {k}, {leave:?}: {case:?}");
             }
-            assert_eq!(order.iter().collect::<Vec<_>>(), want, "case {k}: {case:?}");
         }
+    }
+
+    /// When a test's reading leaves the ring.
+    #[derive(Clone, Copy, Debug)]
+    enum Leave {
+        Never,
+        Always,
+        Sometimes,
+    }
+
+    /// The run being read is not in the order until the reading closes it.
+    #[test]
+    fn the_run_being_read_comes_out_once_closed() {
+        let (mut order, mut current) = (SiteOrder::default(), Current::default());
+        order.add(&mut current, 0, false, 3);
+        order.add(&mut current, 1, false, 5);
+        order.add(&mut current, 1, true, 6);
+        assert_eq!(order.iter().collect::<Vec<_>>(), [(0, 3)]);
+        order.close(&mut current);
+        assert_eq!(order.iter().collect::<Vec<_>>(), [(0, 3), (1, 5), (1, 6)]);
+        assert!(current.run.is_none() && current.set.is_none());
     }
 
     /// Fifty runs naming the same sites are one block.
     #[test]
     fn runs_naming_the_same_sites_are_one_block() {
-        let mut order = SiteOrder::default();
+        let (mut order, mut current) = (SiteOrder::default(), Current::default());
         for r in 0..50 {
             for s in [4, 2, 4, 9] {
-                order.add(r, false, s);
+                order.add(&mut current, r, false, s);
             }
         }
-        order.close_current();
+        order.close(&mut current);
         assert_eq!(order.blocks.len(), 1);
         assert_eq!(order.pool, [4, 2, 9]);
     }

@@ -100,10 +100,19 @@ fn a_rings_runs_are_listed_once_in_first_seen_order() {
         risc: riscv_linker::Risc::Brisc,
     };
     let timebase = Timebase::nominal(riscv_linker::Arch::WormholeB0, 1);
-    let mut p = RingPass::new(id, &timebase);
+    let (mut p, mut reading) = (RingPass::new(id, &timebase), Reading::default());
     for run in [3, 3, 1, 5, 5, 3, 7, crate::decode::NO_RUN, 2, 7, 8, 1] {
-        p.record(RecordKind::Zone, run, 0, (1, 2), &timebase, || None);
+        p.record(
+            &mut reading,
+            RecordKind::Zone,
+            run,
+            0,
+            (1, 2),
+            &timebase,
+            || None,
+        );
     }
+    p.settle(reading);
     assert_eq!(p.runs.ids().collect::<Vec<_>>(), [3, 1, 5, 7, 2, 8]);
     assert_eq!(p.records, 12);
 }
