@@ -11,10 +11,10 @@
 //! spans, ties kept by the earlier ring).
 //!
 //! What only the reading of a ring needs (the run whose sites are being read, the wrapper
-//! kind of each of its sites) is a [`Reading`], held for the ring being read, not by every
+//! kind of each of its sites) is a `Reading`, held for the ring being read, not by every
 //! ring's pass: a device log's rows are read a row at a time, and its 300,000 rings each
-//! held 80 bytes of it to the end (issue 41). A reading that leaves a ring settles into its
-//! pass ([`RingPass::settle`]); the ring can be read again later with a new one.
+//! held 72 bytes of it to the end (issue 41). A reading that leaves a ring settles into its
+//! pass (`RingPass::settle`); the ring can be read again later with a new one.
 
 use crate::decode::{RecordKind, Records};
 use crate::devmem::DeviceMemory;
