@@ -14,7 +14,8 @@
 //! kind of each of its sites) is a `Reading`, held for the ring being read, not by every
 //! ring's pass: a device log's rows are read a row at a time, and its 300,000 rings each
 //! held 72 bytes of it to the end (issue 41). A reading that leaves a ring settles into its
-//! pass (`RingPass::settle`); the ring can be read again later with a new one.
+//! pass (`RingPass::settle`); the ring can be read again later with a new one, which goes
+//! on with the run the last one left in.
 
 use crate::decode::{RecordKind, Records};
 use crate::devmem::DeviceMemory;

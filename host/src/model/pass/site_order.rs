@@ -11,8 +11,10 @@
 //! The run being read ([`Current`]) is held by the reading, one ring at a time
 //! ([`crate::pass::Reading`]), not by every ring's order (300,000 rings held 40 bytes each of
 //! it to the end of the pass, and a list of its sites; issue 41): the reading closes it into
-//! a block ([`SiteOrder::close`]) when it moves to another ring. A ring read again after
-//! that, in the same run (rows of rings interleaved), counts as that run coming back.
+//! a block ([`SiteOrder::close`]) when it moves to another ring. A reading that comes back
+//! to a ring in the run the last one left in (rows of rings interleaved) takes that run out
+//! of its block again and goes on with it: the order is as if the ring had been read
+//! without a break, not a run that comes back.
 
 use crate::util::vec::push_sized;
 use rustc_hash::FxHashSet;
@@ -59,6 +61,9 @@ impl SiteOrder {
                 self.append(run, site);
             }
             return;
+        }
+        if current.run.is_none() && seen_before {
+            self.reopen(current, run);
         }
         match &mut current.run {
             Some((r, sites)) if *r == run => {
@@ -129,6 +134,36 @@ impl SiteOrder {
                 len,
             },
         );
+    }
+
+    /// Makes `run` current again when it is the last run closed: a reading came back to the
+    /// ring in the run the one before it left in (rows of rings interleaved), and the run
+    /// goes on as if it had never been closed (not as a run that comes back). Its sites leave
+    /// the last block, and the pool too when they end it and no other block shares them.
+    fn reopen(&mut self, current: &mut Current, run: u32) {
+        let Some(last) = self.blocks.last_mut() else {
+            return;
+        };
+        if last.first + (last.runs - 1) != run {
+            return;
+        }
+        let (s, n) = (last.start as usize, last.len as usize);
+        let sites = self.pool[s..s + n].to_vec();
+        last.runs -= 1;
+        if last.runs == 0 {
+            self.blocks.pop();
+            let shared = self
+                .blocks
+                .last()
+                .is_some_and(|b| (b.start + b.len) as usize > s);
+            if s + n == self.pool.len() && !shared {
+                self.pool.truncate(s);
+            }
+        }
+        if sites.len() > FEW {
+            current.set = Some(Box::new(sites.iter().copied().collect()));
+        }
+        current.run = Some((run, sites));
     }
 
     /// A pair after a revisit: the last block's sites grown when it is that run's alone
@@ -288,5 +323,35 @@ mod tests {
         order.close(&mut current);
         assert_eq!(order.blocks.len(), 1);
         assert_eq!(order.pool, [4, 2, 9]);
+    }
+
+    /// A reading that leaves the ring before every record (rows of rings interleaved) and
+    /// comes back in the same run goes on with that run: the order holds what the ring
+    /// read without a break holds (one block, its sites once in the pool), not a set of
+    /// every pair.
+    #[test]
+    fn a_reading_back_in_the_run_it_left_goes_on_with_it() {
+        let mut order = SiteOrder::default();
+        let mut seen = std::collections::HashSet::new();
+        for r in 0..50 {
+            for s in [4, 2, 4, 9] {
+                let mut current = Current::default();
+                order.add(&mut current, r, !seen.insert(r), s);
+                order.close(&mut current);
+            }
+        }
+        assert!(order.revisited.is_none());
+        assert_eq!(order.blocks.len(), 1);
+        assert_eq!(order.pool, [4, 2, 9]);
+        // Past a few sites, the run's set is made again when the run is taken back.
+        let (mut order, mut current) = (SiteOrder::default(), Current::default());
+        for s in 0..40u16 {
+            order.close(&mut current);
+            order.add(&mut current, 0, s > 0, s % 20);
+        }
+        assert_eq!(current.set.as_ref().map(|s| s.len()), Some(20));
+        order.close(&mut current);
+        assert_eq!(order.iter().count(), 20);
+        assert_eq!(order.pool.len(), 20);
     }
 }
